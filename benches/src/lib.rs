@@ -1,0 +1,1 @@
+//! Benchmarks for dfgnn (work in progress).

@@ -1,0 +1,2 @@
+//! dfgnn kernels (work in progress).
+#![no_std]

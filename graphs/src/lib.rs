@@ -1,0 +1,1 @@
+//! Graphs for dfgnn (work in progress).

@@ -1,0 +1,1 @@
+//! dfgnn host library (work in progress).

@@ -1,0 +1,1 @@
+//! Property tests for dfgnn (work in progress).

@@ -1,0 +1,1 @@
+//! CPU ground truth for dfgnn (work in progress).
