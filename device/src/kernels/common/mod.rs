@@ -1,0 +1,3 @@
+//! Pieces every kernel family shares.
+
+pub mod reduce;
