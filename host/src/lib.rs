@@ -1,1 +1,18 @@
-//! dfgnn host library (work in progress).
+//! dfgnn: fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator.
+//!
+//! | layer | module | what |
+//! |---|---|---|
+//! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
+//! | chain demo | [`demo`] | the two proof-of-chain kernels, checked against plain Rust |
+//!
+//! | on the CPU | on the device |
+//! |---|---|
+//! | `Vec<T>` | [`Buffer<T>`] |
+//! | a kernel call | `dfgnn_device` kernel + `abi` parameter struct, launched by [`Backend`] |
+
+pub mod backend;
+pub mod demo;
+mod error;
+
+pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
+pub use error::{Error, Result};

@@ -303,6 +303,18 @@ pub mod math {
     pub const LN_2: f32 = core::f32::consts::LN_2;
 }
 
+/// The shape of a launch: grid and block sizes and the dynamic shared memory per block.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks per grid.
+    pub grid: Dim3,
+    /// Threads per block.
+    pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+}
+
 /// A kernel as the host sees it: its PTX symbol and, for the emulator, its per-thread body.
 #[cfg(not(target_arch = "nvptx64"))]
 pub struct KernelRef<P: 'static> {

@@ -39,6 +39,7 @@ pub use error::{EmuError, EmuErrorKind};
 use shadow::{Accessor, Shadow};
 
 use super::memory::Word;
+pub use super::LaunchConfig;
 use super::{Dim3, KernelRef, ShuffleMode, WARP_SIZE};
 
 /// Largest block the GPU runs.
@@ -51,17 +52,6 @@ pub const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, u16::MAX as u32, u16::MAX 
 /// Stack of each emulated thread. Kernels keep little on the stack; 256 KiB leaves room for
 /// unoptimised builds. Stacks are mapped once per OS thread and reused.
 const THREAD_STACK_BYTES: usize = 256 * 1024;
-
-/// The shape of a launch: grid and block sizes and the dynamic shared memory per block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Blocks per grid.
-    pub grid: Dim3,
-    /// Threads per block.
-    pub block: Dim3,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-}
 
 /// Counts from one emulated launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,0 +1,332 @@
+//! One API over two backends: the CUDA device and the SIMT emulator.
+//!
+//! A [`Backend`] owns device memory ([`Buffer`]s), launches kernels of the PTX module (or runs the
+//! same kernels on the CPU), and times work. Callers never branch on which backend they hold; they
+//! can ask ([`Backend::kind`], [`Backend::description`]) to report which one ran.
+
+mod cuda;
+mod emulator;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use dfgnn_device::abi::LaunchParams;
+use dfgnn_device::simt::{GSlice, GSliceMut, KernelRef, LaunchConfig, Word};
+
+use crate::error::Result;
+
+/// A plain element type device buffers hold.
+pub trait Element: Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static {}
+impl Element for f32 {}
+impl Element for u32 {}
+impl Element for i32 {}
+impl Element for u64 {}
+
+/// Which machine runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// An NVIDIA GPU through the CUDA driver.
+    Cuda,
+    /// The SIMT emulator on the CPU.
+    Emulator,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Cuda => "cuda",
+            Self::Emulator => "emulator",
+        })
+    }
+}
+
+/// What the scheduler needs to know about the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Device name.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (u32, u32),
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// Dynamic shared memory a block may use after the opt-in, in bytes.
+    pub max_shared_per_block: u32,
+    /// Shared memory per multiprocessor, in bytes.
+    pub shared_per_multiprocessor: u32,
+    /// L2 cache, in bytes.
+    pub l2_bytes: u64,
+    /// Device memory, in bytes.
+    pub total_memory: u64,
+}
+
+impl DeviceLimits {
+    /// Shared memory a block gets without the opt-in.
+    pub const DEFAULT_SHARED_PER_BLOCK: u32 = 48 * 1024;
+
+    /// The H200's limits, which the emulator reports so plans match the GPU's.
+    pub fn h200() -> Self {
+        Self {
+            name: "NVIDIA H200 (as emulated)".to_string(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            max_shared_per_block: 227 * 1024,
+            shared_per_multiprocessor: 228 * 1024,
+            l2_bytes: 60 * 1024 * 1024,
+            total_memory: 141 * 1_000_000_000,
+        }
+    }
+}
+
+/// Bytes of buffers alive now and at most, on one backend.
+#[derive(Debug, Default)]
+struct MemoryCounter {
+    current: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl MemoryCounter {
+    fn add(&self, bytes: usize) {
+        let now = self.current.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn sub(&self, bytes: usize) {
+        self.current.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+enum Inner {
+    Cuda(cuda::CudaBackend),
+    Emulator(emulator::EmuBackend),
+}
+
+/// A machine that runs dfgnn's kernels: the CUDA device or the emulator.
+pub struct Backend {
+    inner: Inner,
+    memory: Arc<MemoryCounter>,
+}
+
+/// The outcome of [`Backend::auto`]: the backend, and why it is not the GPU when it is not.
+pub struct Selection {
+    /// The chosen backend.
+    pub backend: Backend,
+    /// Why the CUDA device was not used, when the emulator was chosen for want of one.
+    pub fallback_reason: Option<String>,
+}
+
+impl Backend {
+    /// The CUDA device `ordinal`, with dfgnn's PTX module loaded.
+    pub fn cuda(ordinal: usize) -> Result<Self> {
+        Ok(Self { inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?), memory: Arc::default() })
+    }
+
+    /// The SIMT emulator.
+    pub fn emulator() -> Self {
+        Self { inner: Inner::Emulator(emulator::EmuBackend::new()), memory: Arc::default() }
+    }
+
+    /// The GPU when one can be used, else the emulator (with the reason). `DFGNN_BACKEND=cuda` or
+    /// `=emulator` forces the choice; a forced `cuda` that fails is an error.
+    pub fn auto() -> Result<Selection> {
+        match std::env::var("DFGNN_BACKEND").ok().as_deref() {
+            Some("emulator") => Ok(Selection { backend: Self::emulator(), fallback_reason: None }),
+            Some("cuda") => Ok(Selection { backend: Self::cuda(0)?, fallback_reason: None }),
+            Some(other) => Err(crate::Error::Unsupported {
+                what: format!("DFGNN_BACKEND={other} (use `cuda` or `emulator`)"),
+            }),
+            None => match Self::cuda(0) {
+                Ok(backend) => Ok(Selection { backend, fallback_reason: None }),
+                Err(e) => Ok(Selection { backend: Self::emulator(), fallback_reason: Some(e.to_string()) }),
+            },
+        }
+    }
+
+    /// Which machine this is.
+    pub fn kind(&self) -> BackendKind {
+        match self.inner {
+            Inner::Cuda(_) => BackendKind::Cuda,
+            Inner::Emulator(_) => BackendKind::Emulator,
+        }
+    }
+
+    /// A one-line description: device name, capability, size (or "SIMT emulator").
+    pub fn description(&self) -> String {
+        match &self.inner {
+            Inner::Cuda(c) => c.description(),
+            Inner::Emulator(_) => "SIMT emulator on the CPU (kernels checked for races, divergence and bounds)".to_string(),
+        }
+    }
+
+    /// The device's limits (the H200's, under the emulator).
+    pub fn limits(&self) -> &DeviceLimits {
+        match &self.inner {
+            Inner::Cuda(c) => c.limits(),
+            Inner::Emulator(e) => e.limits(),
+        }
+    }
+
+    /// Copies `data` into a new device buffer.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let storage = match &self.inner {
+            Inner::Cuda(c) => Storage::Cuda(c.upload(data)?),
+            Inner::Emulator(_) => Storage::Host(data.to_vec()),
+        };
+        Ok(self.track(storage, data.len()))
+    }
+
+    /// A new device buffer of `len` zeros.
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        let storage = match &self.inner {
+            Inner::Cuda(c) => Storage::Cuda(c.zeros(len)?),
+            Inner::Emulator(_) => Storage::Host(vec![T::default(); len]),
+        };
+        Ok(self.track(storage, len))
+    }
+
+    fn track<T: Element>(&self, storage: Storage<T>, len: usize) -> Buffer<T> {
+        let bytes = len * std::mem::size_of::<T>();
+        self.memory.add(bytes);
+        Buffer { storage, len, bytes, memory: self.memory.clone() }
+    }
+
+    /// Copies a device buffer back to the host (waits for the work queued before).
+    pub fn download<T: Element>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        match (&self.inner, &buffer.storage) {
+            (Inner::Cuda(c), Storage::Cuda(s)) => c.download(s.as_ref(), buffer.len),
+            (Inner::Emulator(_), Storage::Host(v)) => Ok(v.clone()),
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Sets every element of `buffer` to zero.
+    pub fn fill_zeros<T: Element>(&self, buffer: &mut Buffer<T>) -> Result<()> {
+        match (&self.inner, &mut buffer.storage) {
+            (Inner::Cuda(c), Storage::Cuda(s)) => c.fill_zeros(s.as_mut()),
+            (Inner::Emulator(_), Storage::Host(v)) => {
+                v.fill(T::default());
+                Ok(())
+            }
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Launches `kernel` with `params` (asynchronously on the GPU, to completion on the emulator).
+    ///
+    /// # Safety
+    /// Every slice in `params` must view a live [`Buffer`] of this backend, within its length;
+    /// read-only slices ([`GSlice`]) must not overlap writable ones ([`GSliceMut`]); and the kernel
+    /// must be correct for the launch shape (the emulator checks this, the GPU does not).
+    pub(crate) unsafe fn launch<P: LaunchParams>(&self, kernel: &KernelRef<P>, config: &LaunchConfig, params: &P) -> Result<()> {
+        match &self.inner {
+            // SAFETY: forwarded contract.
+            Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },
+            // SAFETY: forwarded contract; emulator buffers are host memory.
+            Inner::Emulator(_) => unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }
+                .map(|_| ())
+                .map_err(Into::into),
+        }
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.inner {
+            Inner::Cuda(c) => c.synchronize(),
+            Inner::Emulator(_) => Ok(()),
+        }
+    }
+
+    /// Runs `work` and returns how long the device took, in milliseconds: CUDA events around it on
+    /// the GPU, the wall clock under the emulator.
+    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
+        match &self.inner {
+            Inner::Cuda(c) => c.time(work),
+            Inner::Emulator(_) => {
+                let start = std::time::Instant::now();
+                let r = work()?;
+                Ok((r, start.elapsed().as_secs_f64() * 1e3))
+            }
+        }
+    }
+
+    /// Bytes of this backend's buffers alive now.
+    pub fn memory_in_use(&self) -> usize {
+        self.memory.current.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes of this backend's buffers alive at once since it was made (or reset).
+    pub fn peak_memory(&self) -> usize {
+        self.memory.peak.load(Ordering::Relaxed)
+    }
+
+    /// Restarts [`Backend::peak_memory`] from the bytes in use now.
+    pub fn reset_peak_memory(&self) {
+        self.memory.peak.store(self.memory_in_use(), Ordering::Relaxed);
+    }
+}
+
+fn foreign_buffer() -> crate::Error {
+    crate::Error::Unsupported { what: "a buffer of one backend used with another".to_string() }
+}
+
+enum Storage<T: Element> {
+    /// `None` for an empty buffer (the driver allocates no zero-byte buffers).
+    Cuda(Option<CudaSlice<T>>),
+    Host(Vec<T>),
+}
+
+/// Device memory holding `len` elements of `T`, owned by one [`Backend`].
+pub struct Buffer<T: Element> {
+    storage: Storage<T>,
+    len: usize,
+    bytes: usize,
+    memory: Arc<MemoryCounter>,
+}
+
+impl<T: Element> Buffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A read-only kernel view of the buffer.
+    pub fn view(&self) -> GSlice<T> {
+        let addr = match &self.storage {
+            Storage::Cuda(Some(s)) => cuda::device_address(s),
+            Storage::Cuda(None) => return GSlice::empty(),
+            Storage::Host(v) => v.as_ptr() as u64,
+        };
+        // SAFETY: `addr` holds `len` elements of `T` for as long as the buffer lives; launches
+        // that use the view promise (in their SAFETY comments) that it outlives them.
+        unsafe { GSlice::from_raw_parts(addr, self.len) }
+    }
+
+    /// A writable kernel view of the buffer.
+    pub fn view_mut(&mut self) -> GSliceMut<T> {
+        let addr = match &mut self.storage {
+            Storage::Cuda(Some(s)) => cuda::device_address(s),
+            Storage::Cuda(None) => return GSliceMut::empty(),
+            Storage::Host(v) => v.as_mut_ptr() as u64,
+        };
+        // SAFETY: as for `view`.
+        unsafe { GSliceMut::from_raw_parts(addr, self.len) }
+    }
+}
+
+impl<T: Element> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        self.memory.sub(self.bytes);
+    }
+}
+
+impl<T: Element> fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer").field("len", &self.len).field("elem", &std::any::type_name::<T>()).finish()
+    }
+}
