@@ -13,6 +13,12 @@
 pub mod backend;
 pub mod demo;
 mod error;
+pub mod graph;
+pub mod gt;
+pub mod plan;
 
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
 pub use error::{Error, Result};
+pub use graph::DeviceGraph;
+pub use gt::{Gt, GtConfig, GtForward, GtGrads};
+pub use plan::{Plan, PlanOptions, Schedule};

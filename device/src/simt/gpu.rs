@@ -14,25 +14,49 @@ use super::{Dim3, ShuffleMode};
 #[inline(always)]
 pub fn thread_idx() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe { Dim3::new(nvptx::_thread_idx_x() as u32, nvptx::_thread_idx_y() as u32, nvptx::_thread_idx_z() as u32) }
+    unsafe {
+        Dim3::new(
+            nvptx::_thread_idx_x() as u32,
+            nvptx::_thread_idx_y() as u32,
+            nvptx::_thread_idx_z() as u32,
+        )
+    }
 }
 
 #[inline(always)]
 pub fn block_idx() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe { Dim3::new(nvptx::_block_idx_x() as u32, nvptx::_block_idx_y() as u32, nvptx::_block_idx_z() as u32) }
+    unsafe {
+        Dim3::new(
+            nvptx::_block_idx_x() as u32,
+            nvptx::_block_idx_y() as u32,
+            nvptx::_block_idx_z() as u32,
+        )
+    }
 }
 
 #[inline(always)]
 pub fn block_dim() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe { Dim3::new(nvptx::_block_dim_x() as u32, nvptx::_block_dim_y() as u32, nvptx::_block_dim_z() as u32) }
+    unsafe {
+        Dim3::new(
+            nvptx::_block_dim_x() as u32,
+            nvptx::_block_dim_y() as u32,
+            nvptx::_block_dim_z() as u32,
+        )
+    }
 }
 
 #[inline(always)]
 pub fn grid_dim() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe { Dim3::new(nvptx::_grid_dim_x() as u32, nvptx::_grid_dim_y() as u32, nvptx::_grid_dim_z() as u32) }
+    unsafe {
+        Dim3::new(
+            nvptx::_grid_dim_x() as u32,
+            nvptx::_grid_dim_y() as u32,
+            nvptx::_grid_dim_z() as u32,
+        )
+    }
 }
 
 #[inline(always)]
@@ -62,10 +86,18 @@ pub fn shuffle(mode: ShuffleMode, mask: u32, value: u32, operand: u32) -> u32 {
     // clamp: 0x1f keeps `down`, `bfly` and `idx` inside the warp, 0 does the same for `up`.
     unsafe {
         match mode {
-            ShuffleMode::Xor => asm!("shfl.sync.bfly.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack)),
-            ShuffleMode::Down => asm!("shfl.sync.down.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack)),
-            ShuffleMode::Up => asm!("shfl.sync.up.b32 {r}, {v}, {b}, 0, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack)),
-            ShuffleMode::Idx => asm!("shfl.sync.idx.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack)),
+            ShuffleMode::Xor => {
+                asm!("shfl.sync.bfly.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack))
+            }
+            ShuffleMode::Down => {
+                asm!("shfl.sync.down.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack))
+            }
+            ShuffleMode::Up => {
+                asm!("shfl.sync.up.b32 {r}, {v}, {b}, 0, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack))
+            }
+            ShuffleMode::Idx => {
+                asm!("shfl.sync.idx.b32 {r}, {v}, {b}, 0x1f, {m};", r = out(reg32) r, v = in(reg32) value, b = in(reg32) operand, m = in(reg32) mask, options(nostack))
+            }
         }
     }
     r
@@ -88,7 +120,9 @@ pub fn vote_ballot(mask: u32, predicate: bool) -> u32 {
 pub fn reduce_add_u32(mask: u32, value: u32) -> u32 {
     let r: u32;
     // SAFETY: `redux.sync` (sm_80+) over the lanes of `mask`.
-    unsafe { asm!("redux.sync.add.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack)) };
+    unsafe {
+        asm!("redux.sync.add.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack))
+    };
     r
 }
 
@@ -96,7 +130,9 @@ pub fn reduce_add_u32(mask: u32, value: u32) -> u32 {
 pub fn reduce_max_u32(mask: u32, value: u32) -> u32 {
     let r: u32;
     // SAFETY: `redux.sync` (sm_80+) over the lanes of `mask`.
-    unsafe { asm!("redux.sync.max.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack)) };
+    unsafe {
+        asm!("redux.sync.max.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack))
+    };
     r
 }
 
@@ -104,7 +140,9 @@ pub fn reduce_max_u32(mask: u32, value: u32) -> u32 {
 pub fn reduce_min_u32(mask: u32, value: u32) -> u32 {
     let r: u32;
     // SAFETY: `redux.sync` (sm_80+) over the lanes of `mask`.
-    unsafe { asm!("redux.sync.min.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack)) };
+    unsafe {
+        asm!("redux.sync.min.u32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nostack))
+    };
     r
 }
 
@@ -113,7 +151,9 @@ pub fn reduce_min_u32(mask: u32, value: u32) -> u32 {
 pub fn dynamic_shared() -> (*mut u8, usize) {
     let size: u32;
     // SAFETY: reads a special register.
-    unsafe { asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) size, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) size, options(pure, nomem, nostack))
+    };
     // Typed as `F4` so the module declares the region 16-byte aligned.
     let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<super::F4>() as *mut u8;
     (base, size as usize)
@@ -123,7 +163,9 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 pub fn exp2(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -131,7 +173,9 @@ pub fn exp2(x: f32) -> f32 {
 pub fn log2(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -139,7 +183,9 @@ pub fn log2(x: f32) -> f32 {
 pub fn rcp(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -147,7 +193,9 @@ pub fn rcp(x: f32) -> f32 {
 pub fn sqrt(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -155,7 +203,9 @@ pub fn sqrt(x: f32) -> f32 {
 pub fn rsqrt(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("rsqrt.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("rsqrt.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -163,7 +213,9 @@ pub fn rsqrt(x: f32) -> f32 {
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe { asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -197,7 +249,9 @@ pub fn check_shared_region(_offset: usize, _bytes: usize, _align: usize, _total:
 pub fn global_atomic_add_u32(ptr: *mut u32, _len: usize, index: usize, value: u32) -> u32 {
     let r: u32;
     // SAFETY: the launch contract puts `index` in bounds of a live allocation.
-    unsafe { asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.add.u32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack)) };
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.add.u32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack))
+    };
     r
 }
 
@@ -205,7 +259,9 @@ pub fn global_atomic_add_u32(ptr: *mut u32, _len: usize, index: usize, value: u3
 pub fn global_atomic_max_u32(ptr: *mut u32, _len: usize, index: usize, value: u32) -> u32 {
     let r: u32;
     // SAFETY: as above.
-    unsafe { asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.max.u32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack)) };
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.max.u32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack))
+    };
     r
 }
 
@@ -213,7 +269,9 @@ pub fn global_atomic_max_u32(ptr: *mut u32, _len: usize, index: usize, value: u3
 pub fn global_atomic_add_f32(ptr: *mut f32, _len: usize, index: usize, value: f32) -> f32 {
     let r: f32;
     // SAFETY: as above.
-    unsafe { asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.add.f32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack)) };
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.add.f32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack))
+    };
     r
 }
 

@@ -93,20 +93,26 @@ unsafe impl Word for u64 {
     unsafe fn gpu_load_global_nc(ptr: *const Self) -> Self {
         let r: u64;
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.u64 {r}, [%g]; }}", r = out(reg64) r, p = in(reg64) ptr, options(pure, readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.u64 {r}, [%g]; }}", r = out(reg64) r, p = in(reg64) ptr, options(pure, readonly, nostack))
+        };
         r
     }
     #[inline(always)]
     unsafe fn gpu_load_global(ptr: *const Self) -> Self {
         let r: u64;
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.u64 {r}, [%g]; }}", r = out(reg64) r, p = in(reg64) ptr, options(readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.u64 {r}, [%g]; }}", r = out(reg64) r, p = in(reg64) ptr, options(readonly, nostack))
+        };
         r
     }
     #[inline(always)]
     unsafe fn gpu_store_global(ptr: *mut Self, value: Self) {
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.u64 [%g], {v}; }}", p = in(reg64) ptr, v = in(reg64) value, options(nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.u64 [%g], {v}; }}", p = in(reg64) ptr, v = in(reg64) value, options(nostack))
+        };
     }
 }
 
@@ -116,21 +122,27 @@ unsafe impl Word for F2 {
     unsafe fn gpu_load_global_nc(ptr: *const Self) -> Self {
         let (a, b): (f32, f32);
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.v2.f32 {{{a}, {b}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, p = in(reg64) ptr, options(pure, readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.v2.f32 {{{a}, {b}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, p = in(reg64) ptr, options(pure, readonly, nostack))
+        };
         F2([a, b])
     }
     #[inline(always)]
     unsafe fn gpu_load_global(ptr: *const Self) -> Self {
         let (a, b): (f32, f32);
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.v2.f32 {{{a}, {b}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, p = in(reg64) ptr, options(readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.v2.f32 {{{a}, {b}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, p = in(reg64) ptr, options(readonly, nostack))
+        };
         F2([a, b])
     }
     #[inline(always)]
     unsafe fn gpu_store_global(ptr: *mut Self, value: Self) {
         let [a, b] = value.0;
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.v2.f32 [%g], {{{a}, {b}}}; }}", p = in(reg64) ptr, a = in(reg32) a, b = in(reg32) b, options(nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.v2.f32 [%g], {{{a}, {b}}}; }}", p = in(reg64) ptr, a = in(reg32) a, b = in(reg32) b, options(nostack))
+        };
     }
 }
 
@@ -140,21 +152,27 @@ unsafe impl Word for F4 {
     unsafe fn gpu_load_global_nc(ptr: *const Self) -> Self {
         let (a, b, c, d): (f32, f32, f32, f32);
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.v4.f32 {{{a}, {b}, {c}, {d}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr, options(pure, readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.nc.v4.f32 {{{a}, {b}, {c}, {d}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr, options(pure, readonly, nostack))
+        };
         F4([a, b, c, d])
     }
     #[inline(always)]
     unsafe fn gpu_load_global(ptr: *const Self) -> Self {
         let (a, b, c, d): (f32, f32, f32, f32);
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.v4.f32 {{{a}, {b}, {c}, {d}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr, options(readonly, nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; ld.global.v4.f32 {{{a}, {b}, {c}, {d}}}, [%g]; }}", a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr, options(readonly, nostack))
+        };
         F4([a, b, c, d])
     }
     #[inline(always)]
     unsafe fn gpu_store_global(ptr: *mut Self, value: Self) {
         let [a, b, c, d] = value.0;
         // SAFETY: guaranteed by the caller.
-        unsafe { core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.v4.f32 [%g], {{{a}, {b}, {c}, {d}}}; }}", p = in(reg64) ptr, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, d = in(reg32) d, options(nostack)) };
+        unsafe {
+            core::arch::asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; st.global.v4.f32 [%g], {{{a}, {b}, {c}, {d}}}; }}", p = in(reg64) ptr, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, d = in(reg32) d, options(nostack))
+        };
     }
 }
 
@@ -195,18 +213,27 @@ impl<T: Word> GSlice<T> {
     /// `addr` is aligned for `T` and `len` elements of `T` are readable there for as long as any
     /// launch uses the view; nothing writes them during such a launch.
     pub const unsafe fn from_raw_parts(addr: u64, len: usize) -> Self {
-        Self { ptr: addr as usize as *const T, len }
+        Self {
+            ptr: addr as usize as *const T,
+            len,
+        }
     }
 
     /// An empty view (a null pointer of length zero).
     pub const fn empty() -> Self {
-        Self { ptr: core::ptr::null(), len: 0 }
+        Self {
+            ptr: core::ptr::null(),
+            len: 0,
+        }
     }
 
     /// A view of host memory, for an emulated launch (which is `unsafe`: `data` must outlive it).
     #[cfg(not(target_arch = "nvptx64"))]
     pub fn from_host(data: &[T]) -> Self {
-        Self { ptr: data.as_ptr(), len: data.len() }
+        Self {
+            ptr: data.as_ptr(),
+            len: data.len(),
+        }
     }
 
     /// Number of elements.
@@ -233,7 +260,10 @@ impl<T: Word> GSlice<T> {
     pub fn cast<U: Word>(&self) -> GSlice<U> {
         let bytes = self.len * core::mem::size_of::<T>();
         backend::check_alignment(self.ptr as usize, core::mem::align_of::<U>());
-        GSlice { ptr: self.ptr as *const U, len: bytes / core::mem::size_of::<U>() }
+        GSlice {
+            ptr: self.ptr as *const U,
+            len: bytes / core::mem::size_of::<U>(),
+        }
     }
 }
 
@@ -265,19 +295,28 @@ impl<T: Word> GSliceMut<T> {
     /// `addr` is aligned for `T` and `len` elements of `T` are readable and writable there for as
     /// long as any launch uses the view.
     pub const unsafe fn from_raw_parts(addr: u64, len: usize) -> Self {
-        Self { ptr: addr as usize as *mut T, len }
+        Self {
+            ptr: addr as usize as *mut T,
+            len,
+        }
     }
 
     /// An empty view (a null pointer of length zero).
     pub const fn empty() -> Self {
-        Self { ptr: core::ptr::null_mut(), len: 0 }
+        Self {
+            ptr: core::ptr::null_mut(),
+            len: 0,
+        }
     }
 
     /// A writable view of host memory, for an emulated launch (which is `unsafe`: `data` must
     /// outlive it and nothing else may touch it meanwhile).
     #[cfg(not(target_arch = "nvptx64"))]
     pub fn from_host(data: &mut [T]) -> Self {
-        Self { ptr: data.as_mut_ptr(), len: data.len() }
+        Self {
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+        }
     }
 
     /// Number of elements.
@@ -309,7 +348,10 @@ impl<T: Word> GSliceMut<T> {
     pub fn cast<U: Word>(&self) -> GSliceMut<U> {
         let bytes = self.len * core::mem::size_of::<T>();
         backend::check_alignment(self.ptr as usize, core::mem::align_of::<U>());
-        GSliceMut { ptr: self.ptr as *mut U, len: bytes / core::mem::size_of::<U>() }
+        GSliceMut {
+            ptr: self.ptr as *mut U,
+            len: bytes / core::mem::size_of::<U>(),
+        }
     }
 }
 
@@ -361,9 +403,18 @@ impl SharedMem {
     /// does not fit or is misaligned; on the GPU the caller sized the launch for it.
     #[inline(always)]
     pub fn slice<T: Word>(&self, byte_offset: usize, count: usize) -> SharedSlice<T> {
-        backend::check_shared_region(byte_offset, count * core::mem::size_of::<T>(), core::mem::align_of::<T>(), self.bytes);
+        backend::check_shared_region(
+            byte_offset,
+            count * core::mem::size_of::<T>(),
+            core::mem::align_of::<T>(),
+            self.bytes,
+        );
         // The pointer is only formed here; every access goes through the checked accessors.
-        SharedSlice { base: self.base.wrapping_add(byte_offset) as *mut T, len: count, _t: PhantomData }
+        SharedSlice {
+            base: self.base.wrapping_add(byte_offset) as *mut T,
+            len: count,
+            _t: PhantomData,
+        }
     }
 }
 

@@ -18,7 +18,10 @@ use dfgnn_device::simt::{GSlice, GSliceMut, KernelRef, LaunchConfig, Word};
 use crate::error::Result;
 
 /// A plain element type device buffers hold.
-pub trait Element: Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static {}
+pub trait Element:
+    Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static
+{
+}
 impl Element for f32 {}
 impl Element for u32 {}
 impl Element for i32 {}
@@ -119,26 +122,44 @@ pub struct Selection {
 impl Backend {
     /// The CUDA device `ordinal`, with dfgnn's PTX module loaded.
     pub fn cuda(ordinal: usize) -> Result<Self> {
-        Ok(Self { inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?), memory: Arc::default() })
+        Ok(Self {
+            inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?),
+            memory: Arc::default(),
+        })
     }
 
     /// The SIMT emulator.
     pub fn emulator() -> Self {
-        Self { inner: Inner::Emulator(emulator::EmuBackend::new()), memory: Arc::default() }
+        Self {
+            inner: Inner::Emulator(emulator::EmuBackend::new()),
+            memory: Arc::default(),
+        }
     }
 
     /// The GPU when one can be used, else the emulator (with the reason). `DFGNN_BACKEND=cuda` or
     /// `=emulator` forces the choice; a forced `cuda` that fails is an error.
     pub fn auto() -> Result<Selection> {
         match std::env::var("DFGNN_BACKEND").ok().as_deref() {
-            Some("emulator") => Ok(Selection { backend: Self::emulator(), fallback_reason: None }),
-            Some("cuda") => Ok(Selection { backend: Self::cuda(0)?, fallback_reason: None }),
+            Some("emulator") => Ok(Selection {
+                backend: Self::emulator(),
+                fallback_reason: None,
+            }),
+            Some("cuda") => Ok(Selection {
+                backend: Self::cuda(0)?,
+                fallback_reason: None,
+            }),
             Some(other) => Err(crate::Error::Unsupported {
                 what: format!("DFGNN_BACKEND={other} (use `cuda` or `emulator`)"),
             }),
             None => match Self::cuda(0) {
-                Ok(backend) => Ok(Selection { backend, fallback_reason: None }),
-                Err(e) => Ok(Selection { backend: Self::emulator(), fallback_reason: Some(e.to_string()) }),
+                Ok(backend) => Ok(Selection {
+                    backend,
+                    fallback_reason: None,
+                }),
+                Err(e) => Ok(Selection {
+                    backend: Self::emulator(),
+                    fallback_reason: Some(e.to_string()),
+                }),
             },
         }
     }
@@ -155,7 +176,10 @@ impl Backend {
     pub fn description(&self) -> String {
         match &self.inner {
             Inner::Cuda(c) => c.description(),
-            Inner::Emulator(_) => "SIMT emulator on the CPU (kernels checked for races, divergence and bounds)".to_string(),
+            Inner::Emulator(_) => {
+                "SIMT emulator on the CPU (kernels checked for races, divergence and bounds)"
+                    .to_string()
+            }
         }
     }
 
@@ -171,7 +195,7 @@ impl Backend {
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         let storage = match &self.inner {
             Inner::Cuda(c) => Storage::Cuda(c.upload(data)?),
-            Inner::Emulator(_) => Storage::Host(data.to_vec()),
+            Inner::Emulator(_) => Storage::Host(HostVec::from_slice(data)),
         };
         Ok(self.track(storage, data.len()))
     }
@@ -180,7 +204,7 @@ impl Backend {
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
         let storage = match &self.inner {
             Inner::Cuda(c) => Storage::Cuda(c.zeros(len)?),
-            Inner::Emulator(_) => Storage::Host(vec![T::default(); len]),
+            Inner::Emulator(_) => Storage::Host(HostVec::zeros(len)),
         };
         Ok(self.track(storage, len))
     }
@@ -188,14 +212,19 @@ impl Backend {
     fn track<T: Element>(&self, storage: Storage<T>, len: usize) -> Buffer<T> {
         let bytes = len * std::mem::size_of::<T>();
         self.memory.add(bytes);
-        Buffer { storage, len, bytes, memory: self.memory.clone() }
+        Buffer {
+            storage,
+            len,
+            bytes,
+            memory: self.memory.clone(),
+        }
     }
 
     /// Copies a device buffer back to the host (waits for the work queued before).
     pub fn download<T: Element>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         match (&self.inner, &buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.download(s.as_ref(), buffer.len),
-            (Inner::Emulator(_), Storage::Host(v)) => Ok(v.clone()),
+            (Inner::Emulator(_), Storage::Host(v)) => Ok(v.as_slice().to_vec()),
             _ => Err(foreign_buffer()),
         }
     }
@@ -205,7 +234,7 @@ impl Backend {
         match (&self.inner, &mut buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.fill_zeros(s.as_mut()),
             (Inner::Emulator(_), Storage::Host(v)) => {
-                v.fill(T::default());
+                v.as_mut_slice().fill(T::default());
                 Ok(())
             }
             _ => Err(foreign_buffer()),
@@ -218,14 +247,21 @@ impl Backend {
     /// Every slice in `params` must view a live [`Buffer`] of this backend, within its length;
     /// read-only slices ([`GSlice`]) must not overlap writable ones ([`GSliceMut`]); and the kernel
     /// must be correct for the launch shape (the emulator checks this, the GPU does not).
-    pub(crate) unsafe fn launch<P: LaunchParams>(&self, kernel: &KernelRef<P>, config: &LaunchConfig, params: &P) -> Result<()> {
+    pub(crate) unsafe fn launch<P: LaunchParams>(
+        &self,
+        kernel: &KernelRef<P>,
+        config: &LaunchConfig,
+        params: &P,
+    ) -> Result<()> {
         match &self.inner {
             // SAFETY: forwarded contract.
             Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },
             // SAFETY: forwarded contract; emulator buffers are host memory.
-            Inner::Emulator(_) => unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }
-                .map(|_| ())
-                .map_err(Into::into),
+            Inner::Emulator(_) => {
+                unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }
+                    .map(|_| ())
+                    .map_err(Into::into)
+            }
         }
     }
 
@@ -262,18 +298,58 @@ impl Backend {
 
     /// Restarts [`Backend::peak_memory`] from the bytes in use now.
     pub fn reset_peak_memory(&self) {
-        self.memory.peak.store(self.memory_in_use(), Ordering::Relaxed);
+        self.memory
+            .peak
+            .store(self.memory_in_use(), Ordering::Relaxed);
     }
 }
 
 fn foreign_buffer() -> crate::Error {
-    crate::Error::Unsupported { what: "a buffer of one backend used with another".to_string() }
+    crate::Error::Unsupported {
+        what: "a buffer of one backend used with another".to_string(),
+    }
 }
 
 enum Storage<T: Element> {
     /// `None` for an empty buffer (the driver allocates no zero-byte buffers).
     Cuda(Option<CudaSlice<T>>),
-    Host(Vec<T>),
+    Host(HostVec<T>),
+}
+
+/// Host memory standing in for device memory under the emulator: 16-byte aligned, as `F4` views
+/// need (the driver's allocations are 256-byte aligned).
+struct HostVec<T: Element> {
+    words: Vec<u128>,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> HostVec<T> {
+    fn zeros(len: usize) -> Self {
+        let bytes = len * std::mem::size_of::<T>();
+        Self {
+            words: vec![0; bytes.div_ceil(16)],
+            len,
+            _t: std::marker::PhantomData,
+        }
+    }
+
+    fn from_slice(data: &[T]) -> Self {
+        let mut v = Self::zeros(data.len());
+        v.as_mut_slice().copy_from_slice(data);
+        v
+    }
+
+    fn as_slice(&self) -> &[T] {
+        // SAFETY: `words` holds at least `len` elements' bytes, 16-byte aligned (more than any
+        // `Element` needs), and every bit pattern (zeros included) is a valid `Element`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const T, self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut T, self.len) }
+    }
 }
 
 /// Device memory holding `len` elements of `T`, owned by one [`Backend`].
@@ -300,7 +376,7 @@ impl<T: Element> Buffer<T> {
         let addr = match &self.storage {
             Storage::Cuda(Some(s)) => cuda::device_address(s),
             Storage::Cuda(None) => return GSlice::empty(),
-            Storage::Host(v) => v.as_ptr() as u64,
+            Storage::Host(v) => v.as_slice().as_ptr() as u64,
         };
         // SAFETY: `addr` holds `len` elements of `T` for as long as the buffer lives; launches
         // that use the view promise (in their SAFETY comments) that it outlives them.
@@ -312,7 +388,7 @@ impl<T: Element> Buffer<T> {
         let addr = match &mut self.storage {
             Storage::Cuda(Some(s)) => cuda::device_address(s),
             Storage::Cuda(None) => return GSliceMut::empty(),
-            Storage::Host(v) => v.as_mut_ptr() as u64,
+            Storage::Host(v) => v.as_mut_slice().as_mut_ptr() as u64,
         };
         // SAFETY: as for `view`.
         unsafe { GSliceMut::from_raw_parts(addr, self.len) }
@@ -327,6 +403,9 @@ impl<T: Element> Drop for Buffer<T> {
 
 impl<T: Element> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Buffer").field("len", &self.len).field("elem", &std::any::type_name::<T>()).finish()
+        f.debug_struct("Buffer")
+            .field("len", &self.len)
+            .field("elem", &std::any::type_name::<T>())
+            .finish()
     }
 }

@@ -1,3 +1,9 @@
 //! Pieces every kernel family shares.
 
+pub mod lanes;
 pub mod reduce;
+pub mod segment;
+pub mod softmax;
+#[macro_use]
+pub mod unroll;
+pub mod vector;

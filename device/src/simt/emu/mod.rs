@@ -38,8 +38,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 pub use error::{EmuError, EmuErrorKind};
 use shadow::{Accessor, Shadow};
 
-use super::memory::Word;
 pub use super::LaunchConfig;
+use super::memory::Word;
 use super::{Dim3, KernelRef, ShuffleMode, WARP_SIZE};
 
 /// Largest block the GPU runs.
@@ -96,11 +96,19 @@ fn validate(kernel: &'static str, c: &LaunchConfig) -> Result<(), EmuError> {
     let reason = if threads == 0 || c.grid.volume() == 0 {
         Some("empty grid or block (the GPU refuses a zero dimension)".to_string())
     } else if threads > MAX_THREADS_PER_BLOCK as u64 || c.block.z > 64 {
-        Some(format!("{threads} threads per block (at most {MAX_THREADS_PER_BLOCK}, z at most 64)"))
+        Some(format!(
+            "{threads} threads per block (at most {MAX_THREADS_PER_BLOCK}, z at most 64)"
+        ))
     } else if c.shared_bytes > MAX_SHARED_BYTES {
-        Some(format!("{} bytes of dynamic shared memory (at most {MAX_SHARED_BYTES})", c.shared_bytes))
+        Some(format!(
+            "{} bytes of dynamic shared memory (at most {MAX_SHARED_BYTES})",
+            c.shared_bytes
+        ))
     } else if c.grid.x > MAX_GRID.x || c.grid.y > MAX_GRID.y || c.grid.z > MAX_GRID.z {
-        Some(format!("grid ({}, {}, {}) exceeds ({}, {}, {})", c.grid.x, c.grid.y, c.grid.z, MAX_GRID.x, MAX_GRID.y, MAX_GRID.z))
+        Some(format!(
+            "grid ({}, {}, {}) exceeds ({}, {}, {})",
+            c.grid.x, c.grid.y, c.grid.z, MAX_GRID.x, MAX_GRID.y, MAX_GRID.z
+        ))
     } else {
         None
     };
@@ -168,6 +176,9 @@ struct Block {
     block_serial: u64,
     epoch: u64,
     warp_epoch: Vec<u64>,
+    /// Per warp: the mask most recently waited on and the lanes waiting with it (a cache of the
+    /// threads' states that makes the common case, one operation per warp at a time, O(1)).
+    warp_pending: Vec<(u32, u32)>,
     shared: *mut u8,
     shared_bytes: usize,
     shadow: *mut Shadow,
@@ -217,7 +228,9 @@ fn run_block<P: Sync>(
                 kernel: kernel.name,
                 block: block_idx,
                 thread: Dim3::default(),
-                kind: EmuErrorKind::InvalidLaunch { reason: format!("cannot map a thread stack: {e}") },
+                kind: EmuErrorKind::InvalidLaunch {
+                    reason: format!("cannot map a thread stack: {e}"),
+                },
             })?;
             ws.stacks.push(stack);
         }
@@ -254,6 +267,7 @@ fn run_block<P: Sync>(
             block_serial: tick(),
             epoch: tick(),
             warp_epoch: vec![0; n.div_ceil(WARP_SIZE as usize)],
+            warp_pending: vec![(0, 0); n.div_ceil(WARP_SIZE as usize)],
             shared: ws.shared.as_mut_ptr() as *mut u8,
             shared_bytes,
             shadow: &mut ws.shadow,
@@ -305,7 +319,8 @@ fn schedule(bp: *mut Block, coroutines: &mut [Coroutine<(), (), (), &mut Default
             (*bp).current = t;
             (&mut (*bp).threads)[t].state = State::Running;
         }
-        let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutines[t].resume(())));
+        let outcome =
+            std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutines[t].resume(())));
         match outcome {
             Ok(CoroutineResult::Yield(())) => {}
             Ok(CoroutineResult::Return(())) => thread_exited(bp, t),
@@ -324,7 +339,11 @@ fn schedule(bp: *mut Block, coroutines: &mut [Coroutine<(), (), (), &mut Default
     // SAFETY: every coroutine is suspended or finished.
     let block = unsafe { &mut *bp };
     if block.exited as usize != block.threads.len() {
-        let t = block.threads.iter().position(|th| !matches!(th.state, State::Exited)).unwrap_or(0);
+        let t = block
+            .threads
+            .iter()
+            .position(|th| !matches!(th.state, State::Exited))
+            .unwrap_or(0);
         let waiting = describe_waiting(block);
         let idx = block.threads[t].idx;
         block.error = Some(EmuError {
@@ -402,7 +421,10 @@ fn fail(kind: EmuErrorKind) -> ! {
 
 fn current_block() -> *mut Block {
     let bp = CURRENT.with(|c| c.get());
-    assert!(!bp.is_null(), "a simt function was called outside an emulated launch");
+    assert!(
+        !bp.is_null(),
+        "a simt function was called outside an emulated launch"
+    );
     bp
 }
 
@@ -449,7 +471,10 @@ fn thread_exited(bp: *mut Block, t: usize) {
         if let Some(State::InWarpOp(c)) = block.threads.get(u).map(|th| th.state)
             && c.mask & (1 << lane) != 0
         {
-            let detail = format!("lane {lane} exited while lane {l} waits for it in {:?} at {}", c.op, c.site);
+            let detail = format!(
+                "lane {lane} exited while lane {l} waits for it in {:?} at {}",
+                c.op, c.site
+            );
             unsafe { record(bp, t, EmuErrorKind::WarpMisuse { detail }) };
             return;
         }
@@ -458,28 +483,28 @@ fn thread_exited(bp: *mut Block, t: usize) {
 
 // ---- ids ----------------------------------------------------------------------------------
 
-pub fn thread_idx() -> Dim3 {
+pub(crate) fn thread_idx() -> Dim3 {
     let (bp, t) = me();
     // SAFETY: read of the live block by its running thread.
     unsafe { (&(*bp).threads)[t].idx }
 }
 
-pub fn block_idx() -> Dim3 {
+pub(crate) fn block_idx() -> Dim3 {
     // SAFETY: as above.
     unsafe { (*current_block()).block_idx }
 }
 
-pub fn block_dim() -> Dim3 {
+pub(crate) fn block_dim() -> Dim3 {
     // SAFETY: as above.
     unsafe { (*current_block()).block_dim }
 }
 
-pub fn grid_dim() -> Dim3 {
+pub(crate) fn grid_dim() -> Dim3 {
     // SAFETY: as above.
     unsafe { (*current_block()).grid_dim }
 }
 
-pub fn lane_id() -> u32 {
+pub(crate) fn lane_id() -> u32 {
     let (_, t) = me();
     t as u32 % WARP_SIZE
 }
@@ -487,7 +512,7 @@ pub fn lane_id() -> u32 {
 // ---- barriers -----------------------------------------------------------------------------
 
 #[track_caller]
-pub fn sync_threads() {
+pub(crate) fn sync_threads() {
     let site = Location::caller();
     let (bp, t) = me();
     {
@@ -502,7 +527,10 @@ pub fn sync_threads() {
         match block.barrier_site {
             Some(other) if other != site => fail(EmuErrorKind::BarrierDivergence {
                 here: format!("reached the barrier at {site}"),
-                other: format!("{} threads wait at the barrier at {other}", block.barrier_arrived),
+                other: format!(
+                    "{} threads wait at the barrier at {other}",
+                    block.barrier_arrived
+                ),
             }),
             _ => block.barrier_site = Some(site),
         }
@@ -552,15 +580,23 @@ fn warp_op(op: WarpOp, mask: u32, value: u32, operand: u32) -> u32 {
         let lane = t as u32 % WARP_SIZE;
         let base = warp * WARP_SIZE as usize;
         let existing = block.threads.len() - base;
-        let existing_mask = if existing >= WARP_SIZE as usize { u32::MAX } else { (1u32 << existing) - 1 };
+        let existing_mask = if existing >= WARP_SIZE as usize {
+            u32::MAX
+        } else {
+            (1u32 << existing) - 1
+        };
         if mask & (1 << lane) == 0 {
             fail(EmuErrorKind::WarpMisuse {
-                detail: format!("{op:?} at {site}: mask {mask:#010x} does not include the calling lane {lane}"),
+                detail: format!(
+                    "{op:?} at {site}: mask {mask:#010x} does not include the calling lane {lane}"
+                ),
             });
         }
         if mask & !existing_mask != 0 {
             fail(EmuErrorKind::WarpMisuse {
-                detail: format!("{op:?} at {site}: mask {mask:#010x} names lanes past the end of the block"),
+                detail: format!(
+                    "{op:?} at {site}: mask {mask:#010x} names lanes past the end of the block"
+                ),
             });
         }
         for l in 0..WARP_SIZE {
@@ -572,9 +608,28 @@ fn warp_op(op: WarpOp, mask: u32, value: u32, operand: u32) -> u32 {
                 });
             }
         }
-        let call = WarpCall { op, mask, value, operand, site };
+        let call = WarpCall {
+            op,
+            mask,
+            value,
+            operand,
+            site,
+        };
         block.threads[t].state = State::InWarpOp(call);
-        if arrived_lanes(block, warp, mask) == mask {
+        let bit = 1u32 << lane;
+        let (pending_mask, pending) = &mut block.warp_pending[warp];
+        let arrived = if *pending == 0 || *pending_mask == mask {
+            *pending_mask = mask;
+            *pending |= bit;
+            *pending
+        } else {
+            // Lanes of this warp wait with another mask too: ask the threads themselves.
+            arrived_lanes(block, warp, mask)
+        };
+        if arrived == mask {
+            if block.warp_pending[warp].0 == mask {
+                block.warp_pending[warp].1 = 0;
+            }
             let result = complete_warp_op(block, t, warp, call);
             block.threads[t].state = State::Running;
             return result;
@@ -589,14 +644,16 @@ fn warp_op(op: WarpOp, mask: u32, value: u32, operand: u32) -> u32 {
 /// queues the other lanes.
 fn complete_warp_op(block: &mut Block, caller: usize, warp: usize, call: WarpCall) -> u32 {
     let base = warp * WARP_SIZE as usize;
-    let lanes: Vec<(u32, WarpCall)> = (0..WARP_SIZE)
-        .filter(|l| call.mask & (1 << l) != 0)
-        .map(|l| match block.threads[base + l as usize].state {
-            State::InWarpOp(c) => (l, c),
-            _ => unreachable!("every lane of the mask has arrived"),
-        })
-        .collect();
-    for &(l, c) in &lanes {
+    let mut values = [0u32; WARP_SIZE as usize];
+    let mut operands = [0u32; WARP_SIZE as usize];
+    let (mut ballot, mut sum, mut max, mut min) = (0u32, 0u32, 0u32, u32::MAX);
+    let mut bits = call.mask;
+    while bits != 0 {
+        let l = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let State::InWarpOp(c) = block.threads[base + l].state else {
+            unreachable!("every lane of the mask has arrived")
+        };
         if c.op != call.op {
             fail(EmuErrorKind::WarpMisuse {
                 detail: format!(
@@ -605,41 +662,43 @@ fn complete_warp_op(block: &mut Block, caller: usize, warp: usize, call: WarpCal
                 ),
             });
         }
+        values[l] = c.value;
+        operands[l] = c.operand;
+        ballot |= ((c.value != 0) as u32) << l;
+        sum = sum.wrapping_add(c.value);
+        max = max.max(c.value);
+        min = min.min(c.value);
     }
-    let value_of = |lane: u32| lanes.iter().find(|(l, _)| *l == lane).map(|(_, c)| c.value);
-    let shared_result = match call.op {
-        WarpOp::Ballot => Some(lanes.iter().filter(|(_, c)| c.value != 0).fold(0u32, |acc, (l, _)| acc | 1 << l)),
-        WarpOp::ReduceAdd => Some(lanes.iter().fold(0u32, |acc, (_, c)| acc.wrapping_add(c.value))),
-        WarpOp::ReduceMax => Some(lanes.iter().map(|(_, c)| c.value).max().unwrap_or(0)),
-        WarpOp::ReduceMin => Some(lanes.iter().map(|(_, c)| c.value).min().unwrap_or(0)),
-        WarpOp::Sync => Some(0),
-        WarpOp::Shuffle(_) => None,
-    };
     let mut caller_result = 0;
-    for &(l, c) in &lanes {
-        let result = match (shared_result, c.op) {
-            (Some(r), _) => r,
-            (None, WarpOp::Shuffle(mode)) => {
+    let mut bits = call.mask;
+    while bits != 0 {
+        let l = bits.trailing_zeros();
+        bits &= bits - 1;
+        let result = match call.op {
+            WarpOp::Ballot => ballot,
+            WarpOp::ReduceAdd => sum,
+            WarpOp::ReduceMax => max,
+            WarpOp::ReduceMin => min,
+            WarpOp::Sync => 0,
+            WarpOp::Shuffle(mode) => {
+                let operand = operands[l as usize];
                 let src = match mode {
-                    ShuffleMode::Xor => Some(l ^ (c.operand & (WARP_SIZE - 1))),
-                    ShuffleMode::Down => l.checked_add(c.operand).filter(|s| *s < WARP_SIZE),
-                    ShuffleMode::Up => l.checked_sub(c.operand),
-                    ShuffleMode::Idx => Some(c.operand % WARP_SIZE),
+                    ShuffleMode::Xor => Some(l ^ (operand & (WARP_SIZE - 1))),
+                    ShuffleMode::Down => l.checked_add(operand).filter(|s| *s < WARP_SIZE),
+                    ShuffleMode::Up => l.checked_sub(operand),
+                    ShuffleMode::Idx => Some(operand % WARP_SIZE),
                 };
                 match src {
-                    None => c.value,
-                    Some(s) => match value_of(s) {
-                        Some(v) => v,
-                        None => fail(EmuErrorKind::WarpMisuse {
-                            detail: format!(
-                                "shuffle at {}: lane {l} reads lane {s}, which is not in mask {:#010x}",
-                                c.site, call.mask
-                            ),
-                        }),
-                    },
+                    None => values[l as usize],
+                    Some(s) if call.mask & (1 << s) != 0 => values[s as usize],
+                    Some(s) => fail(EmuErrorKind::WarpMisuse {
+                        detail: format!(
+                            "shuffle at {}: lane {l} reads lane {s}, which is not in mask {:#010x}",
+                            call.site, call.mask
+                        ),
+                    }),
                 }
             }
-            (None, _) => unreachable!("only shuffles have per-lane results"),
         };
         let u = base + l as usize;
         if u == caller {
@@ -656,58 +715,58 @@ fn complete_warp_op(block: &mut Block, caller: usize, warp: usize, call: WarpCal
 }
 
 #[track_caller]
-pub fn sync_warp(mask: u32) {
+pub(crate) fn sync_warp(mask: u32) {
     warp_op(WarpOp::Sync, mask, 0, 0);
 }
 
 #[track_caller]
-pub fn shuffle(mode: ShuffleMode, mask: u32, value: u32, operand: u32) -> u32 {
+pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, value: u32, operand: u32) -> u32 {
     warp_op(WarpOp::Shuffle(mode), mask, value, operand)
 }
 
 #[track_caller]
-pub fn vote_ballot(mask: u32, predicate: bool) -> u32 {
+pub(crate) fn vote_ballot(mask: u32, predicate: bool) -> u32 {
     warp_op(WarpOp::Ballot, mask, predicate as u32, 0)
 }
 
 #[track_caller]
-pub fn reduce_add_u32(mask: u32, value: u32) -> u32 {
+pub(crate) fn reduce_add_u32(mask: u32, value: u32) -> u32 {
     warp_op(WarpOp::ReduceAdd, mask, value, 0)
 }
 
 #[track_caller]
-pub fn reduce_max_u32(mask: u32, value: u32) -> u32 {
+pub(crate) fn reduce_max_u32(mask: u32, value: u32) -> u32 {
     warp_op(WarpOp::ReduceMax, mask, value, 0)
 }
 
 #[track_caller]
-pub fn reduce_min_u32(mask: u32, value: u32) -> u32 {
+pub(crate) fn reduce_min_u32(mask: u32, value: u32) -> u32 {
     warp_op(WarpOp::ReduceMin, mask, value, 0)
 }
 
 // ---- math ---------------------------------------------------------------------------------
 
-pub fn exp2(x: f32) -> f32 {
+pub(crate) fn exp2(x: f32) -> f32 {
     x.exp2()
 }
 
-pub fn log2(x: f32) -> f32 {
+pub(crate) fn log2(x: f32) -> f32 {
     x.log2()
 }
 
-pub fn rcp(x: f32) -> f32 {
+pub(crate) fn rcp(x: f32) -> f32 {
     1.0 / x
 }
 
-pub fn sqrt(x: f32) -> f32 {
+pub(crate) fn sqrt(x: f32) -> f32 {
     x.sqrt()
 }
 
-pub fn rsqrt(x: f32) -> f32 {
+pub(crate) fn rsqrt(x: f32) -> f32 {
     1.0 / x.sqrt()
 }
 
-pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
 
@@ -725,25 +784,28 @@ fn check_global<T>(ptr: *const T, len: usize, index: usize) {
     }
 }
 
-pub fn global_slice_load<T: Word>(ptr: *const T, len: usize, index: usize) -> T {
+pub(crate) fn global_slice_load<T: Word>(ptr: *const T, len: usize, index: usize) -> T {
     check_global(ptr, len, index);
     // SAFETY: in bounds of the slice the launch contract made valid.
     unsafe { ptr.add(index).read() }
 }
 
-pub fn global_slice_load_coherent<T: Word>(ptr: *mut T, len: usize, index: usize) -> T {
+pub(crate) fn global_slice_load_coherent<T: Word>(ptr: *mut T, len: usize, index: usize) -> T {
     global_slice_load(ptr as *const T, len, index)
 }
 
-pub fn global_slice_store<T: Word>(ptr: *mut T, len: usize, index: usize, value: T) {
+pub(crate) fn global_slice_store<T: Word>(ptr: *mut T, len: usize, index: usize, value: T) {
     check_global(ptr, len, index);
     // SAFETY: in bounds of the slice the launch contract made valid and writable.
     unsafe { ptr.add(index).write(value) }
 }
 
-pub fn check_alignment(addr: usize, align: usize) {
-    if addr % align != 0 {
-        fail(EmuErrorKind::Misaligned { address: addr as u64, align });
+pub(crate) fn check_alignment(addr: usize, align: usize) {
+    if !addr.is_multiple_of(align) {
+        fail(EmuErrorKind::Misaligned {
+            address: addr as u64,
+            align,
+        });
     }
 }
 
@@ -763,36 +825,47 @@ fn atomic_rmw(cell: &core::sync::atomic::AtomicU32, f: impl Fn(u32) -> u32) -> u
     }
 }
 
-pub fn global_atomic_add_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
+pub(crate) fn global_atomic_add_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
     check_global(ptr, len, index);
-    atomic_rmw(atomic_u32(ptr.wrapping_add(index)), |v| v.wrapping_add(value))
+    atomic_rmw(atomic_u32(ptr.wrapping_add(index)), |v| {
+        v.wrapping_add(value)
+    })
 }
 
-pub fn global_atomic_max_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
+pub(crate) fn global_atomic_max_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
     check_global(ptr, len, index);
     atomic_rmw(atomic_u32(ptr.wrapping_add(index)), |v| v.max(value))
 }
 
-pub fn global_atomic_add_f32(ptr: *mut f32, len: usize, index: usize, value: f32) -> f32 {
+pub(crate) fn global_atomic_add_f32(ptr: *mut f32, len: usize, index: usize, value: f32) -> f32 {
     check_global(ptr, len, index);
-    let old = atomic_rmw(atomic_u32(ptr.wrapping_add(index) as *mut u32), |v| (f32::from_bits(v) + value).to_bits());
+    let old = atomic_rmw(atomic_u32(ptr.wrapping_add(index) as *mut u32), |v| {
+        (f32::from_bits(v) + value).to_bits()
+    });
     f32::from_bits(old)
 }
 
 // ---- shared memory ------------------------------------------------------------------------
 
-pub fn dynamic_shared() -> (*mut u8, usize) {
+pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
     let bp = current_block();
     // SAFETY: read of the live block by its running thread.
     unsafe { ((*bp).shared, (*bp).shared_bytes) }
 }
 
-pub fn check_shared_region(offset: usize, bytes: usize, align: usize, total: usize) {
+pub(crate) fn check_shared_region(offset: usize, bytes: usize, align: usize, total: usize) {
     if offset.checked_add(bytes).is_none_or(|end| end > total) {
-        fail(EmuErrorKind::SharedOutOfBounds { address: offset, bytes, limit: total });
+        fail(EmuErrorKind::SharedOutOfBounds {
+            address: offset,
+            bytes,
+            limit: total,
+        });
     }
-    if offset % align != 0 {
-        fail(EmuErrorKind::Misaligned { address: offset as u64, align });
+    if !offset.is_multiple_of(align) {
+        fail(EmuErrorKind::Misaligned {
+            address: offset as u64,
+            align,
+        });
     }
 }
 
@@ -827,7 +900,7 @@ fn shadow_result(r: Result<(), EmuErrorKind>) {
     }
 }
 
-pub fn shared_slice_load<T: Word>(base: *mut T, len: usize, index: usize) -> T {
+pub(crate) fn shared_slice_load<T: Word>(base: *mut T, len: usize, index: usize) -> T {
     let (offset, who, shadow) = shared_access(base, len, index);
     // SAFETY: the shadow lives in the workspace for the whole launch; only this thread runs.
     shadow_result(unsafe { (*shadow).read(offset / 4, core::mem::size_of::<T>() / 4, who) });
@@ -835,15 +908,17 @@ pub fn shared_slice_load<T: Word>(base: *mut T, len: usize, index: usize) -> T {
     unsafe { base.add(index).read() }
 }
 
-pub fn shared_slice_store<T: Word>(base: *mut T, len: usize, index: usize, value: T) {
+pub(crate) fn shared_slice_store<T: Word>(base: *mut T, len: usize, index: usize, value: T) {
     let (offset, who, shadow) = shared_access(base, len, index);
     // SAFETY: as above.
-    shadow_result(unsafe { (*shadow).write(offset / 4, core::mem::size_of::<T>() / 4, who, false) });
+    shadow_result(unsafe {
+        (*shadow).write(offset / 4, core::mem::size_of::<T>() / 4, who, false)
+    });
     // SAFETY: as above.
     unsafe { base.add(index).write(value) }
 }
 
-pub fn shared_atomic_add_u32(base: *mut u32, len: usize, index: usize, value: u32) -> u32 {
+pub(crate) fn shared_atomic_add_u32(base: *mut u32, len: usize, index: usize, value: u32) -> u32 {
     let (offset, who, shadow) = shared_access(base, len, index);
     // SAFETY: as above.
     shadow_result(unsafe { (*shadow).write(offset / 4, 1, who, true) });
@@ -856,7 +931,7 @@ pub fn shared_atomic_add_u32(base: *mut u32, len: usize, index: usize, value: u3
     }
 }
 
-pub fn shared_atomic_add_f32(base: *mut f32, len: usize, index: usize, value: f32) -> f32 {
+pub(crate) fn shared_atomic_add_f32(base: *mut f32, len: usize, index: usize, value: f32) -> f32 {
     let (offset, who, shadow) = shared_access(base, len, index);
     // SAFETY: as above.
     shadow_result(unsafe { (*shadow).write(offset / 4, 1, who, true) });

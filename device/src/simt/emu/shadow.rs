@@ -109,7 +109,8 @@ impl Shadow {
             }
             if rec.read_epoch == who.epoch {
                 let same_thread = rec.read_thread == who.thread;
-                let warp_ordered = rec.read_warp == who.warp && rec.read_warp_epoch < who.warp_epoch;
+                let warp_ordered =
+                    rec.read_warp == who.warp && rec.read_warp_epoch < who.warp_epoch;
                 if !same_thread && !warp_ordered {
                     let other = (rec.read_thread != SEVERAL).then_some(rec.read_thread);
                     return Err(race("read/write", w, other));
@@ -133,5 +134,9 @@ fn ordered(thread: u32, warp: u32, warp_epoch: u64, who: Accessor) -> bool {
 }
 
 fn race(accesses: &'static str, word: usize, other_thread: Option<u32>) -> EmuErrorKind {
-    EmuErrorKind::SharedRace { accesses, address: word * 4, other_thread }
+    EmuErrorKind::SharedRace {
+        accesses,
+        address: word * 4,
+        other_thread,
+    }
 }

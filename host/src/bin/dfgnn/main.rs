@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use dfgnn::{Backend, Error, Result};
 
 #[derive(Parser)]
-#[command(name = "dfgnn", version, about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator")]
+#[command(
+    name = "dfgnn",
+    version,
+    about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator"
+)]
 struct Cli {
     /// Which backend runs the kernels.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
@@ -104,26 +108,40 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info => {
             let backend = select_backend(cli.backend)?;
             let l = backend.limits();
-            println!("device: {} (compute capability {}.{})", l.name, l.compute_capability.0, l.compute_capability.1);
+            println!(
+                "device: {} (compute capability {}.{})",
+                l.name, l.compute_capability.0, l.compute_capability.1
+            );
             println!("multiprocessors: {}", l.multiprocessors);
-            println!("shared memory per block (opt-in): {} bytes", l.max_shared_per_block);
+            println!(
+                "shared memory per block (opt-in): {} bytes",
+                l.max_shared_per_block
+            );
             println!("L2: {} bytes; memory: {} bytes", l.l2_bytes, l.total_memory);
             Ok(())
         }
-        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
+        Command::Graph {
+            command: GraphCommand::Stats { graph },
+        } => graph_stats(&graph),
     }
 }
 
 fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
     let (reports, ms) = backend.time(|| dfgnn::demo::check_chain(backend, seed, scale))?;
-    println!("{:<20} {:>7} {:>8} {:>14} {:>14} {:>14}", "input", "rows", "values", "softmax err", "naive f32 err", "segsum rel err");
+    println!(
+        "{:<20} {:>7} {:>8} {:>14} {:>14} {:>14}",
+        "input", "rows", "values", "softmax err", "naive f32 err", "segsum rel err"
+    );
     for r in &reports {
         println!(
             "{:<20} {:>7} {:>8} {:>14.3e} {:>14.3e} {:>14.3e}",
             r.name, r.rows, r.nnz, r.softmax_error, r.softmax_naive_error, r.segment_relative_error
         );
     }
-    println!("chain demo passed on {} ({ms:.1} ms including transfers)", backend.kind());
+    println!(
+        "chain demo passed on {} ({ms:.1} ms including transfers)",
+        backend.kind()
+    );
     Ok(())
 }
 

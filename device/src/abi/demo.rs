@@ -1,18 +1,7 @@
-//! Launch-parameter structs: the ABI between the host library and the kernels.
-//!
-//! Each kernel takes one `#[repr(C)]` struct by value. The host library depends on this crate as
-//! an rlib and builds the very same types, so the two sides cannot drift; the `const` assertions
-//! pin each layout. Every field says its shape and meaning. Pointers are device addresses on the
-//! GPU and host addresses under the emulator.
+//! Parameters of the chain-demo kernels (`kernels::demo`).
 
+use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
-
-/// A parameter struct a kernel takes by value.
-///
-/// # Safety
-/// Implementors are `#[repr(C)]`, `Copy`, hold only plain data and global slices, and have the
-/// same layout on the host and on `nvptx64` (both 64-bit, little-endian).
-pub unsafe trait LaunchParams: Copy + Sync + 'static {}
 
 /// [`crate::kernels::demo::row_softmax`]: per-row softmax of CSR edge values, one warp per row.
 #[repr(C)]

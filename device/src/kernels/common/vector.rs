@@ -1,0 +1,92 @@
+//! The unit of a feature load: one `f32`, or four (`F4`, one 16-byte instruction).
+
+use crate::simt::{F4, FULL_MASK, Word, warp};
+
+/// A short vector of features one lane loads, multiplies and accumulates at once.
+pub trait Vector: Word {
+    /// Features per vector.
+    const WIDTH: usize;
+    /// All zeros.
+    fn zero() -> Self;
+    /// `Σ self·other`.
+    fn dot(self, other: Self) -> f32;
+    /// `acc + s·self`, element-wise.
+    fn mul_add(self, s: f32, acc: Self) -> Self;
+    /// `s·self`, element-wise.
+    fn scale(self, s: f32) -> Self;
+    /// `self + other`, element-wise.
+    fn add(self, other: Self) -> Self;
+    /// The value of lane `lane_id ^ lane_mask` (every lane of the warp takes part).
+    fn shfl_xor(self, lane_mask: u32) -> Self;
+}
+
+impl Vector for f32 {
+    const WIDTH: usize = 1;
+    #[inline(always)]
+    fn zero() -> Self {
+        0.0
+    }
+    #[inline(always)]
+    fn dot(self, other: Self) -> f32 {
+        self * other
+    }
+    #[inline(always)]
+    fn mul_add(self, s: f32, acc: Self) -> Self {
+        acc + s * self
+    }
+    #[inline(always)]
+    fn scale(self, s: f32) -> Self {
+        s * self
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> Self {
+        warp::shfl_xor(FULL_MASK, self, lane_mask)
+    }
+}
+
+impl Vector for F4 {
+    const WIDTH: usize = 4;
+    #[inline(always)]
+    fn zero() -> Self {
+        F4([0.0; 4])
+    }
+    #[inline(always)]
+    fn dot(self, other: Self) -> f32 {
+        let (a, b) = (self.0, other.0);
+        (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])
+    }
+    #[inline(always)]
+    fn mul_add(self, s: f32, acc: Self) -> Self {
+        let (a, c) = (self.0, acc.0);
+        F4([
+            c[0] + s * a[0],
+            c[1] + s * a[1],
+            c[2] + s * a[2],
+            c[3] + s * a[3],
+        ])
+    }
+    #[inline(always)]
+    fn scale(self, s: f32) -> Self {
+        let a = self.0;
+        F4([s * a[0], s * a[1], s * a[2], s * a[3]])
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        let (a, b) = (self.0, other.0);
+        F4([a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]])
+    }
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> Self {
+        let a = self.0;
+        F4([
+            warp::shfl_xor(FULL_MASK, a[0], lane_mask),
+            warp::shfl_xor(FULL_MASK, a[1], lane_mask),
+            warp::shfl_xor(FULL_MASK, a[2], lane_mask),
+            warp::shfl_xor(FULL_MASK, a[3], lane_mask),
+        ])
+    }
+}

@@ -1,0 +1,95 @@
+//! The `edge_parallel` schedule's row kernel (DF-GNN's "softmax"): per row and head, the softmax
+//! of the scores [`sddmm`](super::sddmm) left in global memory, and the aggregation of the
+//! values, in one kernel that never writes alpha. The schedule's backward is the shared
+//! unfused backward (see the [module documentation](super)).
+//!
+//! # Grid mapping
+//! One item per (row i, head h), item index `i·H + h`. A group of `p.group` lanes takes an item:
+//! first its lanes stride over the row's edges (max, then sum of exponentials, reduced across the
+//! group), then over the `F` features (in [`F4`] units when `F % 4 == 0`), each lane walking all
+//! of the row's edges for its features. Groups sweep the `num_rows·H` items grid-stride. 1-D
+//! grid and block, `block.x` a multiple of `WARP_SIZE`. The host's choice: `group` the smallest
+//! power of two ≥ `F / 4` (vector path) or `≥ F` (scalar path), at most 32;
+//! `grid.x = ⌈num_rows·H·group / block.x⌉` (fewer blocks are also correct).
+//!
+//! # Numerics
+//! Two passes over the scores give `m` and `l = Σ 2^((s − m)·log2 e)` (each lane's terms in edge
+//! order, the lanes' sums by a butterfly). The output is `(Σ_e 2^((s_e − m)·log2 e) · v_e) / l`,
+//! one lane's `fma` chain per element in edge order, divided once; `lse = m + log2(l)·ln 2`.
+//! A row that is empty, or whose scores are all `−∞`, writes 0 and `lse = −∞`.
+
+use crate::abi::SoftmaxAggregateParams;
+use crate::kernel;
+use crate::kernels::unfused::{Feat, Groups, exp_shifted, row_stats};
+use crate::simt::{F4, math};
+
+kernel! {
+    /// `out[i, h, :] = Σ_{e in row i} softmax_row(scores)[e, h] · v[columns[e], h, :]` and
+    /// `lse[i, h]`.
+    pub kernel SOFTMAX_AGGREGATE = fn softmax_aggregate(p: &SoftmaxAggregateParams) {
+        if p.feat.is_multiple_of(4) {
+            softmax_aggregate_body::<F4>(p);
+        } else {
+            softmax_aggregate_body::<f32>(p);
+        }
+    }
+}
+
+/// The kernel for feature unit `V`.
+#[inline(always)]
+fn softmax_aggregate_body<V: Feat>(p: &SoftmaxAggregateParams) {
+    let v = p.v.cast::<V>();
+    let out = p.out.cast::<V>();
+    let heads = p.heads as u64;
+    let units = (p.feat / V::WIDTH) as u64;
+    let total = p.num_rows as u64 * heads;
+    let g = Groups::new(p.group);
+
+    // The sweep's condition is warp-uniform, so every lane reaches the group reductions.
+    let mut sweep = g.first;
+    while sweep < total {
+        let item = sweep + g.sub;
+        let valid = item < total;
+
+        // Phase 1: the item's row and head (an empty range for a lane without an item).
+        let (mut start, mut end, mut h) = (0, 0, 0);
+        if valid {
+            let i = (item / heads) as usize;
+            start = p.offsets.load(i);
+            end = p.offsets.load(i + 1);
+            h = item % heads;
+        }
+
+        // Phase 2: max and sum of exponentials, lanes over edges (group reductions).
+        let (m, l) = row_stats(p.scores, start, end, h, heads, &g);
+
+        // Phase 3: lse, then the output, lanes over feature units.
+        if valid {
+            if g.lane == 0 {
+                let lse = if l > 0.0 {
+                    m + math::log2(l) * math::LN_2
+                } else {
+                    f32::NEG_INFINITY
+                };
+                p.lse.store(item as usize, lse);
+            }
+            let mut u = g.lane as u64;
+            while u < units {
+                let mut acc = V::zero();
+                if l > 0.0 {
+                    let mut e = start;
+                    while e < end {
+                        let weight = exp_shifted(p.scores.load((e * heads + h) as usize), m);
+                        let j = p.columns.load(e as usize) as u64;
+                        acc = V::axpy(acc, weight, v.load(((j * heads + h) * units + u) as usize));
+                        e += 1;
+                    }
+                    acc = acc.div(l);
+                }
+                out.store((item * units + u) as usize, acc);
+                u += g.width as u64;
+            }
+        }
+        sweep += g.stride;
+    }
+}

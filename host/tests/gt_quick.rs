@@ -1,0 +1,161 @@
+//! Quick GT check on the emulator (the full matrix lives in the proptests crate).
+
+use dfgnn::{Backend, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn_graphs::Csr;
+use dfgnn_reference::{Dims, Pattern, gt_backward, gt_forward, max_abs_diff};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn graph(rng: &mut ChaCha8Rng, n: usize) -> Csr {
+    let mut edges = Vec::new();
+    for i in 0..n {
+        let d = match i % 5 {
+            0 => 0,
+            1 => 1,
+            2 => rng.random_range(2..9),
+            3 => rng.random_range(9..40),
+            _ => 3,
+        };
+        for _ in 0..d {
+            edges.push((i as u32, rng.random_range(0..n as u32)));
+        }
+    }
+    for _ in 0..150 {
+        edges.push((7, rng.random_range(0..n as u32)));
+    }
+    edges.push((3, 3));
+    edges.push((3, 3));
+    Csr::from_edges(n, n, &edges).unwrap()
+}
+
+fn check(heads: u32, feat: u32, options: PlanOptions) {
+    let mut rng = ChaCha8Rng::seed_from_u64(heads as u64 * 1000 + feat as u64);
+    let g = graph(&mut rng, 40);
+    let backend = Backend::emulator();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let mut rand_vec = |n: usize| {
+        (0..n)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect::<Vec<f32>>()
+    };
+    let (q, k, v, d_out) = (rand_vec(n), rand_vec(n), rand_vec(n), rand_vec(n));
+    let gt = Gt::new(
+        &dg,
+        &GtConfig {
+            heads,
+            feat,
+            scale: None,
+            plan: options.clone(),
+        },
+    )
+    .unwrap();
+    let (dq_, dk_, dv_) = (
+        backend.upload(&q).unwrap(),
+        backend.upload(&k).unwrap(),
+        backend.upload(&v).unwrap(),
+    );
+    let fwd = gt.forward(&dq_, &dk_, &dv_).unwrap();
+    let out = backend.download(&fwd.out).unwrap();
+    let lse = backend.download(&fwd.lse).unwrap();
+    let grads = gt.backward(&fwd, &backend.upload(&d_out).unwrap()).unwrap();
+    let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
+    let dims = Dims {
+        heads: heads as usize,
+        feat: feat as usize,
+    };
+    let up = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<f64>>();
+    let scale = gt.scale() as f64;
+    let r = gt_forward(&p, dims, &up(&q), &up(&k), &up(&v), scale).unwrap();
+    let rg = gt_backward(
+        &p,
+        dims,
+        &up(&q),
+        &up(&k),
+        &up(&v),
+        scale,
+        &r.out,
+        &r.lse,
+        &up(&d_out),
+    )
+    .unwrap();
+    let naive = gt_forward(&p, dims, &q, &k, &v, gt.scale()).unwrap();
+    let naive_g = gt_backward(
+        &p,
+        dims,
+        &q,
+        &k,
+        &v,
+        gt.scale(),
+        &naive.out,
+        &naive.lse,
+        &d_out,
+    )
+    .unwrap();
+    let tol = |naive: f64| 2.0 * naive + 1e-5;
+    let e_out = max_abs_diff(&out, &r.out);
+    let finite_lse: Vec<f64> = r
+        .lse
+        .iter()
+        .map(|x| if x.is_finite() { *x } else { 0.0 })
+        .collect();
+    let got_lse: Vec<f32> = lse
+        .iter()
+        .map(|x| if x.is_finite() { *x } else { 0.0 })
+        .collect();
+    let e_lse = max_abs_diff(&got_lse, &finite_lse);
+    let checks = [
+        ("out", e_out, max_abs_diff(&naive.out, &r.out)),
+        ("lse", e_lse, 1e-6),
+        (
+            "dq",
+            max_abs_diff(&backend.download(&grads.dq).unwrap(), &rg.dq),
+            max_abs_diff(&naive_g.dq, &rg.dq),
+        ),
+        (
+            "dk",
+            max_abs_diff(&backend.download(&grads.dk).unwrap(), &rg.dk),
+            max_abs_diff(&naive_g.dk, &rg.dk),
+        ),
+        (
+            "dv",
+            max_abs_diff(&backend.download(&grads.dv).unwrap(), &rg.dv),
+            max_abs_diff(&naive_g.dv, &rg.dv),
+        ),
+    ];
+    for (name, err, naive) in checks {
+        assert!(
+            err <= tol(naive),
+            "H={heads} F={feat} {options:?}: {name} error {err:.3e} vs naive {naive:.3e}\n{}",
+            gt.plan()
+        );
+    }
+}
+
+#[test]
+fn gt_matches_reference_for_a_spread_of_shapes() {
+    for (h, f) in [
+        (1, 1),
+        (1, 7),
+        (2, 3),
+        (1, 32),
+        (3, 33),
+        (4, 64),
+        (8, 16),
+        (2, 100),
+        (1, 128),
+        (2, 256),
+    ] {
+        check(h, f, PlanOptions::default());
+        check(
+            h,
+            f,
+            PlanOptions {
+                schedule: Schedule::RowSplit,
+                split_threshold: Some(16),
+                chunk_edges: Some(10),
+                ..Default::default()
+            },
+        );
+    }
+}
