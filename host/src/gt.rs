@@ -152,16 +152,17 @@ unsafe fn launch_warps<P: LaunchParams>(
     unsafe { backend.launch(kernel, &config, params) }
 }
 
-/// The output of [`Gt::forward`] and what the backward needs: the inputs (borrowed) and the
-/// per-(row, head) log-sum-exp.
+/// The output of [`Gt::forward`] and what the backward needs: views of the inputs (borrowed for
+/// `'a`) and the per-(row, head) log-sum-exp.
 pub struct GtForward<'a> {
     /// `[N_dst, H, F]` the attention output.
     pub out: Buffer<f32>,
     /// `[N_dst, H]` log-sum-exp of each row's scores (−∞ for an empty row).
     pub lse: Buffer<f32>,
-    q: &'a Buffer<f32>,
-    k: &'a Buffer<f32>,
-    v: &'a Buffer<f32>,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
 /// The gradients of [`Gt::backward`].
@@ -234,20 +235,20 @@ impl<'g, 'b> Gt<'g, 'b> {
         nodes * self.plan.heads as usize * self.plan.feat as usize
     }
 
-    fn check(
+    fn check_view(
         &self,
         op: &'static str,
         what: &'static str,
-        buffer: &Buffer<f32>,
+        len: usize,
         nodes: usize,
     ) -> Result<()> {
         let expected = self.features(nodes);
-        if buffer.len() != expected {
+        if len != expected {
             return Err(Error::ShapeMismatch {
                 op,
                 what,
                 expected,
-                got: buffer.len(),
+                got: len,
             });
         }
         Ok(())
@@ -261,24 +262,26 @@ impl<'g, 'b> Gt<'g, 'b> {
         k: &'a Buffer<f32>,
         v: &'a Buffer<f32>,
     ) -> Result<GtForward<'a>> {
-        self.forward_scaled(q, k, v, self.scale)
+        self.forward_scaled(q.view(), k.view(), v.view(), self.scale)
     }
 
+    /// The forward with an explicit scale, on views whose buffers the caller keeps alive for
+    /// `'a` (AGNN keeps its normalised features in the struct that holds the result).
     pub(crate) fn forward_scaled<'a>(
         &self,
-        q: &'a Buffer<f32>,
-        k: &'a Buffer<f32>,
-        v: &'a Buffer<f32>,
+        q: GSlice<f32>,
+        k: GSlice<f32>,
+        v: GSlice<f32>,
         scale: f32,
     ) -> Result<GtForward<'a>> {
         let g = self.graph;
-        self.check("gt forward", "q", q, g.num_dst())?;
-        self.check("gt forward", "k", k, g.num_src())?;
-        self.check("gt forward", "v", v, g.num_src())?;
+        self.check_view("gt forward", "q", q.len(), g.num_dst())?;
+        self.check_view("gt forward", "k", k.len(), g.num_src())?;
+        self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);
-        let mut out = backend.zeros::<f32>(self.features(g.num_dst()))?;
-        let mut lse = backend.zeros::<f32>(g.num_dst() * heads as usize)?;
+        let mut out = backend.alloc::<f32>(self.features(g.num_dst()))?;
+        let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
         let pass = &self.forward;
         let kernel = kernels::FWD[pass.variant()].expect("every forward variant exists");
         let params = |units: Units,
@@ -290,9 +293,9 @@ impl<'g, 'b> Gt<'g, 'b> {
             columns: g.d_columns.view(),
             units,
             shape: pass.shape(heads, feat),
-            q: q.view(),
-            k: k.view(),
-            v: v.view(),
+            q,
+            k,
+            v,
             out,
             lse,
             partial_acc,
@@ -319,8 +322,8 @@ impl<'g, 'b> Gt<'g, 'b> {
             )?
         };
         if let Some(split) = &pass.rows.split {
-            let mut partial_acc = backend.zeros::<f32>(self.features(split.units))?;
-            let mut partial_ml = backend.zeros::<f32>(split.units * heads as usize * 2)?;
+            let mut partial_acc = backend.alloc::<f32>(self.features(split.units))?;
+            let mut partial_ml = backend.alloc::<f32>(split.units * heads as usize * 2)?;
             let chunks = params(
                 split.units(),
                 partial_acc.view_mut(),
@@ -361,7 +364,14 @@ impl<'g, 'b> Gt<'g, 'b> {
                 )?
             };
         }
-        Ok(GtForward { out, lse, q, k, v })
+        Ok(GtForward {
+            out,
+            lse,
+            q,
+            k,
+            v,
+            _inputs: std::marker::PhantomData,
+        })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
@@ -379,7 +389,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         ds_dot: Option<&mut f64>,
     ) -> Result<GtGrads> {
         let g = self.graph;
-        self.check("gt backward", "d_out", d_out, g.num_dst())?;
+        self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (Some(rows_pass), Some(cols_pass)) = (&self.backward_rows, &self.backward_cols) else {
             let why = self.plan.backward_rows.as_ref().err().or(self
                 .plan
@@ -396,8 +406,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);
         let nh_dst = g.num_dst() * heads as usize;
-        let mut dq = backend.zeros::<f32>(self.features(g.num_dst()))?;
-        let mut delta = backend.zeros::<f32>(nh_dst)?;
+        let mut dq = backend.alloc::<f32>(self.features(g.num_dst()))?;
+        let mut delta = backend.alloc::<f32>(nh_dst)?;
         let want_ds_dot = ds_dot.is_some();
         let mut ds_dot_rows = backend.zeros::<f32>(if want_ds_dot { nh_dst } else { 0 })?;
 
@@ -413,9 +423,9 @@ impl<'g, 'b> Gt<'g, 'b> {
             columns: g.d_columns.view(),
             units,
             shape: rows_pass.shape(heads, feat),
-            q: fwd.q.view(),
-            k: fwd.k.view(),
-            v: fwd.v.view(),
+            q: fwd.q,
+            k: fwd.k,
+            v: fwd.v,
             out: fwd.out.view(),
             lse: fwd.lse.view(),
             d_out: d_out.view(),
@@ -444,7 +454,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         };
         let mut ds_dot_chunks = backend.zeros::<f32>(0)?;
         if let Some(split) = &rows_pass.rows.split {
-            let mut partial = backend.zeros::<f32>(self.features(split.units))?;
+            let mut partial = backend.alloc::<f32>(self.features(split.units))?;
             ds_dot_chunks = backend.zeros::<f32>(if want_ds_dot {
                 split.units * heads as usize
             } else {
@@ -481,8 +491,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         }
 
         // Column pass: dk and dv.
-        let mut dk = backend.zeros::<f32>(self.features(g.num_src()))?;
-        let mut dv = backend.zeros::<f32>(self.features(g.num_src()))?;
+        let mut dk = backend.alloc::<f32>(self.features(g.num_src()))?;
+        let mut dv = backend.alloc::<f32>(self.features(g.num_src()))?;
         let kernel = kernels::BWD_COLS[cols_pass.variant()]
             .expect("the planner only picks existing backward variants");
         let col_params = |units: Units,
@@ -495,9 +505,9 @@ impl<'g, 'b> Gt<'g, 'b> {
             csc_rows: g.d_csc_rows.view(),
             units,
             shape: cols_pass.shape(heads, feat),
-            q: fwd.q.view(),
-            k: fwd.k.view(),
-            v: fwd.v.view(),
+            q: fwd.q,
+            k: fwd.k,
+            v: fwd.v,
             lse: fwd.lse.view(),
             delta,
             d_out: d_out.view(),
@@ -526,8 +536,8 @@ impl<'g, 'b> Gt<'g, 'b> {
             )?
         };
         if let Some(split) = &cols_pass.rows.split {
-            let mut partial_dk = backend.zeros::<f32>(self.features(split.units))?;
-            let mut partial_dv = backend.zeros::<f32>(self.features(split.units))?;
+            let mut partial_dk = backend.alloc::<f32>(self.features(split.units))?;
+            let mut partial_dv = backend.alloc::<f32>(self.features(split.units))?;
             let chunks = col_params(
                 split.units(),
                 GSliceMut::empty(),

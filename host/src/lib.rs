@@ -10,13 +10,16 @@
 //! | `Vec<T>` | [`Buffer<T>`] |
 //! | a kernel call | `dfgnn_device` kernel + `abi` parameter struct, launched by [`Backend`] |
 
+pub mod agnn;
 pub mod backend;
+pub mod bench;
 pub mod demo;
 mod error;
 pub mod graph;
 pub mod gt;
 pub mod plan;
 
+pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
 pub use error::{Error, Result};
 pub use graph::DeviceGraph;

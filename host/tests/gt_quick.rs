@@ -28,11 +28,10 @@ fn graph(rng: &mut ChaCha8Rng, n: usize) -> Csr {
     Csr::from_edges(n, n, &edges).unwrap()
 }
 
-fn check(heads: u32, feat: u32, options: PlanOptions) {
+fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let mut rng = ChaCha8Rng::seed_from_u64(heads as u64 * 1000 + feat as u64);
     let g = graph(&mut rng, 40);
-    let backend = Backend::emulator();
-    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
     let mut rand_vec = |n: usize| {
         (0..n)
@@ -132,9 +131,8 @@ fn check(heads: u32, feat: u32, options: PlanOptions) {
     }
 }
 
-#[test]
-fn gt_matches_reference_for_a_spread_of_shapes() {
-    for (h, f) in [
+fn spread(backend: &Backend) {
+    let shapes = [
         (1, 1),
         (1, 7),
         (2, 3),
@@ -145,17 +143,103 @@ fn gt_matches_reference_for_a_spread_of_shapes() {
         (2, 100),
         (1, 128),
         (2, 256),
-    ] {
-        check(h, f, PlanOptions::default());
-        check(
-            h,
-            f,
-            PlanOptions {
-                schedule: Schedule::RowSplit,
-                split_threshold: Some(16),
-                chunk_edges: Some(10),
-                ..Default::default()
-            },
-        );
+        (8, 64),
+    ];
+    for (h, f) in shapes {
+        check(backend, h, f, PlanOptions::default());
+        let split = PlanOptions {
+            schedule: Schedule::RowSplit,
+            split_threshold: Some(16),
+            chunk_edges: Some(10),
+            ..Default::default()
+        };
+        check(backend, h, f, split);
+    }
+}
+
+#[test]
+fn gt_matches_reference_for_a_spread_of_shapes_on_the_emulator() {
+    spread(&Backend::emulator());
+}
+
+#[test]
+fn gt_matches_reference_for_a_spread_of_shapes_on_the_gpu() {
+    match Backend::cuda(0) {
+        Ok(b) => spread(&b),
+        Err(e) => eprintln!("skipped: no GPU ({e})"),
+    }
+}
+
+fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
+    use dfgnn::{Agnn, AgnnConfig};
+    use dfgnn_reference::{agnn_backward, agnn_forward};
+    let mut rng = ChaCha8Rng::seed_from_u64(77 + heads as u64 * 1000 + feat as u64);
+    let g = graph(&mut rng, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let mut rand_vec = |n: usize| {
+        (0..n)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect::<Vec<f32>>()
+    };
+    let (h, d_out) = (rand_vec(n), rand_vec(n));
+    let beta = 1.7f32;
+    let agnn = Agnn::new(
+        &dg,
+        &AgnnConfig {
+            heads,
+            feat,
+            plan: options.clone(),
+        },
+    )
+    .unwrap();
+    let dh_ = backend.upload(&h).unwrap();
+    let fwd = agnn.forward(&dh_, beta).unwrap();
+    let out = backend.download(fwd.out()).unwrap();
+    let grads = agnn
+        .backward(&fwd, &backend.upload(&d_out).unwrap())
+        .unwrap();
+    let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
+    let dims = Dims {
+        heads: heads as usize,
+        feat: feat as usize,
+    };
+    let up = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<f64>>();
+    let r = agnn_forward(&p, dims, &up(&h), beta as f64).unwrap();
+    let rg = agnn_backward(&p, dims, &up(&h), beta as f64, &r.out, &r.lse, &up(&d_out)).unwrap();
+    let naive = agnn_forward(&p, dims, &h, beta).unwrap();
+    let naive_g = agnn_backward(&p, dims, &h, beta, &naive.out, &naive.lse, &d_out).unwrap();
+    let e_out = max_abs_diff(&out, &r.out);
+    let e_dh = max_abs_diff(&backend.download(&grads.dh).unwrap(), &rg.dh);
+    let e_beta = (grads.d_beta as f64 - rg.d_beta).abs();
+    let n_out = max_abs_diff(&naive.out, &r.out);
+    let n_dh = max_abs_diff(&naive_g.dh, &rg.dh);
+    let n_beta = (naive_g.d_beta as f64 - rg.d_beta).abs();
+    assert!(
+        e_out <= 2.0 * n_out + 1e-5,
+        "agnn H={heads} F={feat}: out {e_out:.3e} vs naive {n_out:.3e}"
+    );
+    assert!(
+        e_dh <= 2.0 * n_dh + 1e-5,
+        "agnn H={heads} F={feat}: dh {e_dh:.3e} vs naive {n_dh:.3e}"
+    );
+    assert!(
+        e_beta <= 2.0 * n_beta + 1e-4 * rg.d_beta.abs().max(1.0),
+        "agnn H={heads} F={feat}: dβ {e_beta:.3e} vs naive {n_beta:.3e}"
+    );
+}
+
+#[test]
+fn agnn_matches_reference_on_the_emulator() {
+    let backend = Backend::emulator();
+    for (h, f) in [(1, 1), (1, 7), (2, 32), (3, 33), (4, 64)] {
+        check_agnn(&backend, h, f, PlanOptions::default());
+        let split = PlanOptions {
+            schedule: Schedule::RowSplit,
+            split_threshold: Some(16),
+            chunk_edges: Some(10),
+            ..Default::default()
+        };
+        check_agnn(&backend, h, f, split);
     }
 }

@@ -16,8 +16,10 @@ mod agnn;
 mod demo;
 mod gt;
 mod unfused;
+mod util;
 
 pub use agnn::*;
 pub use demo::*;
 pub use gt::*;
 pub use unfused::*;
+pub use util::*;

@@ -5,3 +5,4 @@ pub mod common;
 pub mod demo;
 pub mod gt;
 pub mod unfused;
+pub mod util;

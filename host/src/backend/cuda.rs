@@ -152,6 +152,18 @@ impl CudaBackend {
             .map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
     }
 
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<Option<CudaSlice<T>>> {
+        if len == 0 {
+            return Ok(None);
+        }
+        let bytes = len * std::mem::size_of::<T>();
+        // SAFETY: every bit pattern is a valid `Element`; callers overwrite the buffer before
+        // reading it (`Backend::alloc`).
+        unsafe { self.stream.alloc(len) }
+            .map(Some)
+            .map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
+    }
+
     pub fn download<T: Element>(&self, slice: Option<&CudaSlice<T>>, len: usize) -> Result<Vec<T>> {
         match slice {
             None => Ok(Vec::new()),
@@ -170,6 +182,18 @@ impl CudaBackend {
                 .memset_zeros(s)
                 .during(|| "zeroing a buffer".to_string()),
         }
+    }
+
+    pub fn copy<T: Element>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
+        self.stream
+            .memcpy_dtod(src, dst)
+            .during(|| format!("copying {} elements on the device", src.len()))
+    }
+
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .during(|| "reading the free memory".to_string())
     }
 
     /// The function `name`, opted in to at least `shared_bytes` of dynamic shared memory.

@@ -209,6 +209,53 @@ impl Backend {
         Ok(self.track(storage, len))
     }
 
+    /// A new device buffer of `len` elements whose values are unspecified: for outputs a kernel
+    /// overwrites entirely. The emulator fills it with all-ones bytes (NaN for `f32`), so an
+    /// element a kernel fails to write shows in tests.
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        let storage = match &self.inner {
+            Inner::Cuda(c) => Storage::Cuda(c.alloc(len)?),
+            Inner::Emulator(_) => {
+                let mut v = HostVec::zeros(len);
+                v.words.fill(u128::MAX);
+                Storage::Host(v)
+            }
+        };
+        Ok(self.track(storage, len))
+    }
+
+    /// Fills `buffer` with pseudo-random values uniform in `[low, high)` made on the device from
+    /// `seed` (element `i` is `dfgnn_device::kernels::util::uniform_at(seed, i, low, high)`).
+    pub fn fill_uniform(
+        &self,
+        buffer: &mut Buffer<f32>,
+        seed: u64,
+        low: f32,
+        high: f32,
+    ) -> Result<()> {
+        use dfgnn_device::abi::FillUniformParams;
+        use dfgnn_device::kernels::util::FILL_UNIFORM;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        let threads = 256u32;
+        let blocks = (buffer.len().div_ceil(threads as usize)).min(65_536) as u32;
+        let config = LaunchConfig {
+            grid: dfgnn_device::simt::Dim3::x(blocks),
+            block: dfgnn_device::simt::Dim3::x(threads),
+            shared_bytes: 0,
+        };
+        let params = FillUniformParams {
+            out: buffer.view_mut(),
+            seed,
+            low,
+            high,
+        };
+        // SAFETY: the kernel writes each element of the live `buffer` once (grid-stride loop
+        // bounded by its length) and reads nothing else.
+        unsafe { self.launch(&FILL_UNIFORM, &config, &params) }
+    }
+
     fn track<T: Element>(&self, storage: Storage<T>, len: usize) -> Buffer<T> {
         let bytes = len * std::mem::size_of::<T>();
         self.memory.add(bytes);
@@ -238,6 +285,36 @@ impl Backend {
                 Ok(())
             }
             _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Copies `src` into `dst` on the device (`dst` at least as long).
+    pub fn copy<T: Element>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<()> {
+        if dst.len < src.len {
+            return Err(crate::Error::ShapeMismatch {
+                op: "copy",
+                what: "dst",
+                expected: src.len,
+                got: dst.len,
+            });
+        }
+        match (&self.inner, &src.storage, &mut dst.storage) {
+            (Inner::Cuda(c), Storage::Cuda(Some(s)), Storage::Cuda(Some(d))) => c.copy(s, d),
+            (Inner::Cuda(_), Storage::Cuda(None), Storage::Cuda(_)) => Ok(()),
+            (Inner::Emulator(_), Storage::Host(s), Storage::Host(d)) => {
+                d.as_mut_slice()[..src.len].copy_from_slice(s.as_slice());
+                Ok(())
+            }
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Free and total device memory in bytes, as the driver reports them (`None` under the
+    /// emulator).
+    pub fn device_memory(&self) -> Result<Option<(usize, usize)>> {
+        match &self.inner {
+            Inner::Cuda(c) => c.memory_info().map(Some),
+            Inner::Emulator(_) => Ok(None),
         }
     }
 

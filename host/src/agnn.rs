@@ -1,0 +1,223 @@
+//! AGNN — attention by cosine similarity — forward and backward, on GT's fused kernels.
+//!
+//! ```text
+//! hn_i = h_i / max(‖h_i‖, eps)    s_ij = β·hn_i·hn_j    α_ij = softmax_j(s_ij)    o_i = Σ_j α_ij·h_j
+//! ```
+//! per head (norms over each head's `F` features; eps = 1e-12 as `torch.nn.functional.normalize`).
+//! The forward normalises (one kernel) and runs GT with `q = k = hn`, `v = h`, scale β. The
+//! backward runs GT's backward (which also sums `Σ ds·hn_i·hn_j`, i.e. dβ, in a fixed order), then
+//! folds `dq + dk` through the normalisation and adds `dv`.
+
+use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
+use dfgnn_device::kernels::agnn::{AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
+use dfgnn_device::simt::{Dim3, LaunchConfig, WARP_SIZE};
+
+use crate::backend::{Backend, Buffer};
+use crate::error::{Error, Result};
+use crate::graph::DeviceGraph;
+use crate::gt::{Gt, GtConfig, GtForward};
+use crate::plan::{Plan, PlanOptions};
+
+/// The clamp of the norm (as `torch.nn.functional.normalize`).
+pub const AGNN_NORM_EPS: f32 = 1e-12;
+
+/// Threads per block of the normalisation kernels (one warp per node and head).
+const NORMALIZE_BLOCK: u32 = 256;
+
+/// How to build an [`Agnn`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgnnConfig {
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// Overrides of the scheduler's choices.
+    pub plan: PlanOptions,
+}
+
+/// AGNN attention on one prepared (square) graph and feature shape, with its plan.
+pub struct Agnn<'g, 'b> {
+    gt: Gt<'g, 'b>,
+    graph: &'g DeviceGraph<'b>,
+}
+
+/// The output of [`Agnn::forward`] and what the backward needs (it borrows `h` for `'a`).
+pub struct AgnnForward<'a> {
+    /// `[N, H, F]` normalised features; the attention state below views them, so they are
+    /// private and live exactly as long as this struct.
+    hn: Buffer<f32>,
+    norm: Buffer<f32>,
+    attention: GtForward<'a>,
+    beta: f32,
+}
+
+impl AgnnForward<'_> {
+    /// `[N, H, F]` the output.
+    pub fn out(&self) -> &Buffer<f32> {
+        &self.attention.out
+    }
+
+    /// `[N, H]` log-sum-exp of each row's scores.
+    pub fn lse(&self) -> &Buffer<f32> {
+        &self.attention.lse
+    }
+
+    /// `[N, H, F]` the normalised features `h / max(‖h‖, eps)`.
+    pub fn normalized(&self) -> &Buffer<f32> {
+        &self.hn
+    }
+
+    /// `[N, H]` the norms `‖h‖` (before the clamp).
+    pub fn norms(&self) -> &Buffer<f32> {
+        &self.norm
+    }
+
+    /// The temperature β of the forward.
+    pub fn beta(&self) -> f32 {
+        self.beta
+    }
+}
+
+/// The gradients of [`Agnn::backward`].
+pub struct AgnnGrads {
+    /// `[N, H, F]` gradient of the features.
+    pub dh: Buffer<f32>,
+    /// Gradient of β.
+    pub d_beta: f32,
+}
+
+/// One warp per (node, head).
+fn normalize_config(nodes: usize, heads: u32) -> Result<LaunchConfig> {
+    let warps = nodes as u64 * heads as u64;
+    let blocks = warps.div_ceil((NORMALIZE_BLOCK / WARP_SIZE) as u64);
+    if blocks > i32::MAX as u64 {
+        return Err(Error::Unsupported {
+            what: format!("{warps} node-heads in one launch"),
+        });
+    }
+    Ok(LaunchConfig {
+        grid: Dim3::x(blocks.max(1) as u32),
+        block: Dim3::x(NORMALIZE_BLOCK),
+        shared_bytes: 0,
+    })
+}
+
+impl<'g, 'b> Agnn<'g, 'b> {
+    /// Plans AGNN on `graph` (which must be square: every node is a source and a destination).
+    pub fn new(graph: &'g DeviceGraph<'b>, config: &AgnnConfig) -> Result<Self> {
+        if graph.num_dst() != graph.num_src() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "AGNN on a bipartite graph ({} destinations, {} sources)",
+                    graph.num_dst(),
+                    graph.num_src()
+                ),
+            });
+        }
+        let gt = Gt::new(
+            graph,
+            &GtConfig {
+                heads: config.heads,
+                feat: config.feat,
+                scale: Some(1.0),
+                plan: config.plan.clone(),
+            },
+        )?;
+        Ok(Self { gt, graph })
+    }
+
+    /// The plan of the attention kernels.
+    pub fn plan(&self) -> &Plan {
+        self.gt.plan()
+    }
+
+    fn backend(&self) -> &'b Backend {
+        self.graph.backend()
+    }
+
+    /// `out = softmax(β·cos(h_i, h_j) over the edges)·h`. `h` is `[N, H, F]`.
+    pub fn forward<'a>(&self, h: &'a Buffer<f32>, beta: f32) -> Result<AgnnForward<'a>> {
+        let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
+        let nodes = self.graph.num_dst();
+        let expected = nodes * heads as usize * feat as usize;
+        if h.len() != expected {
+            return Err(Error::ShapeMismatch {
+                op: "agnn forward",
+                what: "h",
+                expected,
+                got: h.len(),
+            });
+        }
+        if !beta.is_finite() {
+            return Err(Error::Unsupported {
+                what: format!("β = {beta}"),
+            });
+        }
+        let backend = self.backend();
+        let mut hn = backend.alloc::<f32>(expected)?;
+        let mut norm = backend.alloc::<f32>(nodes * heads as usize)?;
+        if nodes > 0 {
+            let params = AgnnNormalizeParams {
+                h: h.view(),
+                hn: hn.view_mut(),
+                norm: norm.view_mut(),
+                nodes: nodes as u32,
+                heads,
+                feat,
+                eps: AGNN_NORM_EPS,
+            };
+            // SAFETY: `h`, `hn` and `norm` are live buffers of `[N, H, F]`, `[N, H, F]` and
+            // `[N, H]`; one warp per (node, head), warps past the last return.
+            unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
+        }
+        // `hn` moves into the result with the views of it; its device memory does not move.
+        let attention = self
+            .gt
+            .forward_scaled(hn.view(), hn.view(), h.view(), beta)?;
+        Ok(AgnnForward {
+            hn,
+            norm,
+            attention,
+            beta,
+        })
+    }
+
+    /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β.
+    pub fn backward(&self, fwd: &AgnnForward<'_>, d_out: &Buffer<f32>) -> Result<AgnnGrads> {
+        let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
+        let nodes = self.graph.num_dst();
+        let mut d_beta = 0.0f64;
+        let grads = self
+            .gt
+            .backward_scaled(&fwd.attention, d_out, fwd.beta, Some(&mut d_beta))?;
+        let backend = self.backend();
+        let mut dh = backend.alloc::<f32>(nodes * heads as usize * feat as usize)?;
+        if nodes > 0 {
+            let params = AgnnNormalizeBackwardParams {
+                hn: fwd.hn.view(),
+                norm: fwd.norm.view(),
+                dq: grads.dq.view(),
+                dk: grads.dk.view(),
+                dv: grads.dv.view(),
+                dh: dh.view_mut(),
+                nodes: nodes as u32,
+                heads,
+                feat,
+                eps: AGNN_NORM_EPS,
+            };
+            // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`) buffers, `dh` is distinct
+            // from them; one warp per (node, head).
+            unsafe {
+                backend.launch(
+                    &AGNN_NORMALIZE_BACKWARD,
+                    &normalize_config(nodes, heads)?,
+                    &params,
+                )?
+            };
+        }
+        Ok(AgnnGrads {
+            dh,
+            d_beta: d_beta as f32,
+        })
+    }
+}
