@@ -215,22 +215,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Resul
                 continue;
             }
         };
-        let plan = gt.plan();
-        let plan_line = format!(
-            "{} (w{} s{}{})",
-            plan.schedule,
-            plan.forward.layout.width,
-            plan.forward.layout.slots,
-            plan.forward
-                .rows
-                .split
-                .as_ref()
-                .map_or(String::new(), |s| format!(
-                    ", {} split rows in {} chunks",
-                    s.rows.len(),
-                    s.units()
-                ))
-        );
+        let plan_line = gt.plan().summary();
         let mut fwd_samples = Vec::new();
         for i in 0..options.warmup + options.repeats {
             let (q, k, v, _) = &inputs[i % sets];

@@ -15,9 +15,10 @@ use dfgnn_device::kernels::gt::{self as kernels, variant_index};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
+use crate::baseline;
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, PassPlan, Plan, PlanOptions, RowPlan};
+use crate::plan::{self, PassPlan, Plan, PlanOptions, RowPlan, Schedule};
 
 /// How to build a [`Gt`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -180,7 +181,7 @@ pub struct Gt<'g, 'b> {
     graph: &'g DeviceGraph<'b>,
     plan: Plan,
     scale: f32,
-    forward: DevicePass,
+    forward: Option<DevicePass>,
     backward_rows: Option<DevicePass>,
     backward_cols: Option<DevicePass>,
 }
@@ -202,9 +203,28 @@ impl<'g, 'b> Gt<'g, 'b> {
                 rows: DeviceRows::upload(backend, &p.rows)?,
             })
         };
-        let forward = pass(&plan.forward)?;
-        let backward_rows = plan.backward_rows.as_ref().ok().map(pass).transpose()?;
-        let backward_cols = plan.backward_cols.as_ref().ok().map(pass).transpose()?;
+        let fused = plan.schedule.is_fused();
+        let forward = plan
+            .forward
+            .as_ref()
+            .ok()
+            .filter(|_| fused)
+            .map(pass)
+            .transpose()?;
+        let backward_rows = plan
+            .backward_rows
+            .as_ref()
+            .ok()
+            .filter(|_| fused)
+            .map(pass)
+            .transpose()?;
+        let backward_cols = plan
+            .backward_cols
+            .as_ref()
+            .ok()
+            .filter(|_| fused)
+            .map(pass)
+            .transpose()?;
         let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
         if !scale.is_finite() {
             return Err(Error::Unsupported {
@@ -280,9 +300,28 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);
+        let Some(pass) = &self.forward else {
+            let inputs = baseline::Inputs {
+                q,
+                k,
+                v,
+                heads,
+                feat,
+                scale,
+            };
+            let (out, lse) =
+                baseline::forward(g, &inputs, self.plan.schedule == Schedule::EdgeParallel)?;
+            return Ok(GtForward {
+                out,
+                lse,
+                q,
+                k,
+                v,
+                _inputs: std::marker::PhantomData,
+            });
+        };
         let mut out = backend.alloc::<f32>(self.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-        let pass = &self.forward;
         let kernel = kernels::FWD[pass.variant()].expect("every forward variant exists");
         let params = |units: Units,
                       partial_acc: GSliceMut<f32>,
@@ -391,17 +430,17 @@ impl<'g, 'b> Gt<'g, 'b> {
         let g = self.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (Some(rows_pass), Some(cols_pass)) = (&self.backward_rows, &self.backward_cols) else {
-            let why = self.plan.backward_rows.as_ref().err().or(self
-                .plan
-                .backward_cols
-                .as_ref()
-                .err());
-            return Err(Error::Unsupported {
-                what: format!(
-                    "the fused backward for this shape: {}",
-                    why.map_or("", |s| s.as_str())
-                ),
-            });
+            // The baseline schedules, and fused ones whose backward cannot hold the shape.
+            let inputs = baseline::Inputs {
+                q: fwd.q,
+                k: fwd.k,
+                v: fwd.v,
+                heads: self.plan.heads,
+                feat: self.plan.feat,
+                scale,
+            };
+            let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), ds_dot)?;
+            return Ok(GtGrads { dq, dk, dv });
         };
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);

@@ -12,6 +12,7 @@
 
 pub mod agnn;
 pub mod backend;
+mod baseline;
 pub mod bench;
 pub mod demo;
 mod error;

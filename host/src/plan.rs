@@ -30,11 +30,23 @@ pub enum Schedule {
     /// As `RowTiled`, with rows past a degree threshold split into chunks over many warps and
     /// merged by a combine step (flash-decoding style; super nodes).
     RowSplit,
+    /// DF-GNN's two-kernel "softmax" schedule: an edge-parallel score kernel writes `[E, H]`
+    /// scores, one row kernel does softmax and aggregation. Unfused backward. Any F.
+    EdgeParallel,
+    /// SDDMM, edge softmax and SpMM as three kernels with `[E, H]` intermediates (the DGL-sparse
+    /// baseline), forward and backward. Any F.
+    Unfused,
 }
 
 impl Schedule {
     /// Every schedule a user can force, `Auto` first.
-    pub const ALL: [Schedule; 3] = [Schedule::Auto, Schedule::RowTiled, Schedule::RowSplit];
+    pub const ALL: [Schedule; 5] = [
+        Schedule::Auto,
+        Schedule::RowTiled,
+        Schedule::RowSplit,
+        Schedule::EdgeParallel,
+        Schedule::Unfused,
+    ];
 
     /// The name used by the CLI and in reports.
     pub fn name(self) -> &'static str {
@@ -42,7 +54,16 @@ impl Schedule {
             Self::Auto => "auto",
             Self::RowTiled => "row_tiled",
             Self::RowSplit => "row_split",
+            Self::EdgeParallel => "edge_parallel",
+            Self::Unfused => "unfused",
         }
+    }
+}
+
+impl Schedule {
+    /// Whether the schedule runs the fused kernels (no `[E, H]` intermediates).
+    pub fn is_fused(self) -> bool {
+        matches!(self, Self::RowTiled | Self::RowSplit)
     }
 }
 
@@ -206,8 +227,8 @@ pub struct Plan {
     pub heads: u32,
     /// Features per head.
     pub feat: u32,
-    /// The forward pass.
-    pub forward: PassPlan,
+    /// The fused forward pass (for the fused schedules), or why there is none.
+    pub forward: std::result::Result<PassPlan, String>,
     /// The backward's row pass (dq), or why there is none.
     pub backward_rows: std::result::Result<PassPlan, String>,
     /// The backward's column pass (dk, dv), or why there is none.
@@ -310,25 +331,6 @@ pub fn plan(
         });
     }
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
-    let schedule = match options.schedule {
-        Schedule::Auto if row_max > threshold || col_max > threshold => {
-            reasons.push(format!(
-                "row_split: the largest in-degree {row_max} or out-degree {col_max} exceeds {threshold} edges; those rows are split into chunks of {chunk_edges}"
-            ));
-            Schedule::RowSplit
-        }
-        Schedule::Auto => {
-            reasons.push(format!(
-                "row_tiled: no row or column has more than {threshold} edges"
-            ));
-            Schedule::RowTiled
-        }
-        forced => {
-            reasons.push(format!("{forced}: forced"));
-            forced
-        }
-    };
-    let split = (schedule == Schedule::RowSplit).then_some(threshold);
     let width = if feat % 4 == 0 && !options.scalar_loads {
         4
     } else {
@@ -340,19 +342,54 @@ pub fn plan(
         let needed = slots_per_head(feat / width);
         lane_layout(heads, feat, width, cap.max(needed.min(8)))
     };
-    let forward_layout = layout_for(DEFAULT_MAX_SLOTS)?;
-    reasons.push(format!(
-        "level 2: {}-float loads, {} lanes per head, {} slots per lane, {} edge groups per warp, {} pass(es) over the heads",
-        width,
-        forward_layout.map.group,
-        forward_layout.slots,
-        WARP_SIZE / forward_layout.map.edge_width,
-        forward_layout.passes
-    ));
-    let forward = PassPlan {
-        layout: forward_layout,
-        rows: plan_rows(row_offsets, split, chunk_edges)?,
-        block_threads,
+    let forward_layout = layout_for(DEFAULT_MAX_SLOTS);
+    let schedule = match (options.schedule, &forward_layout) {
+        (Schedule::Auto, Err(e)) => {
+            reasons.push(format!(
+                "edge_parallel: the fused kernels cannot hold this shape ({e})"
+            ));
+            Schedule::EdgeParallel
+        }
+        (Schedule::Auto, Ok(_)) if row_max > threshold || col_max > threshold => {
+            reasons.push(format!(
+                "row_split: the largest in-degree {row_max} or out-degree {col_max} exceeds {threshold} edges; those rows are split into chunks of {chunk_edges}"
+            ));
+            Schedule::RowSplit
+        }
+        (Schedule::Auto, Ok(_)) => {
+            reasons.push(format!(
+                "row_tiled: no row or column has more than {threshold} edges"
+            ));
+            Schedule::RowTiled
+        }
+        (forced, Err(e)) if forced.is_fused() => {
+            return Err(Error::Unsupported {
+                what: format!("schedule {forced}: {e}"),
+            });
+        }
+        (forced, _) => {
+            reasons.push(format!("{forced}: forced"));
+            forced
+        }
+    };
+    let split = (schedule == Schedule::RowSplit).then_some(threshold);
+    let forward = match forward_layout {
+        Ok(layout) => {
+            reasons.push(format!(
+                "level 2: {}-float loads, {} lanes per head, {} slots per lane, {} edge groups per warp, {} pass(es) over the heads",
+                width,
+                layout.map.group,
+                layout.slots,
+                WARP_SIZE / layout.map.edge_width,
+                layout.passes
+            ));
+            Ok(PassPlan {
+                layout,
+                rows: plan_rows(row_offsets, split, chunk_edges)?,
+                block_threads,
+            })
+        }
+        Err(e) => Err(e.to_string()),
     };
     // The backward passes hold twice the vectors; with F4 loads they stop at 4 slots.
     let backward_cap = if width == 4 { 4 } else { 8 };
@@ -373,6 +410,9 @@ pub fn plan(
         }),
         Err(e) => Err(e.clone()),
     };
+    if schedule.is_fused() && backward_layout.is_err() {
+        reasons.push("backward: unfused (the fused backward cannot hold this shape)".to_string());
+    }
     Ok(Plan {
         schedule,
         heads,
@@ -382,6 +422,26 @@ pub fn plan(
         backward_cols,
         reasons,
     })
+}
+
+impl Plan {
+    /// One line: the schedule and, for the fused ones, the load width, slots and split rows.
+    pub fn summary(&self) -> String {
+        match &self.forward {
+            Ok(p) if self.schedule.is_fused() => format!(
+                "{} (w{} s{}{})",
+                self.schedule,
+                p.layout.width,
+                p.layout.slots,
+                p.rows.split.as_ref().map_or(String::new(), |s| format!(
+                    ", {} split rows in {} chunks",
+                    s.rows.len(),
+                    s.units()
+                ))
+            ),
+            _ => self.schedule.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Plan {
@@ -409,7 +469,10 @@ impl fmt::Display for Plan {
                 p.rows.whole_count, p.layout.width, p.layout.slots, p.block_threads
             )
         };
-        pass(f, "forward", &self.forward)?;
+        match &self.forward {
+            Ok(p) => pass(f, "forward", p)?,
+            Err(e) => writeln!(f, "  forward: not fused ({e})")?,
+        }
         match &self.backward_rows {
             Ok(p) => pass(f, "backward rows", p)?,
             Err(e) => writeln!(f, "  backward rows: none ({e})")?,

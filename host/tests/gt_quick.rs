@@ -154,6 +154,9 @@ fn spread(backend: &Backend) {
             ..Default::default()
         };
         check(backend, h, f, split);
+        for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
+            check(backend, h, f, PlanOptions { schedule, ..Default::default() });
+        }
     }
 }
 
@@ -241,5 +244,8 @@ fn agnn_matches_reference_on_the_emulator() {
             ..Default::default()
         };
         check_agnn(&backend, h, f, split);
+        for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
+            check_agnn(&backend, h, f, PlanOptions { schedule, ..Default::default() });
+        }
     }
 }

@@ -21,7 +21,7 @@ use crate::simt::math;
 
 kernel! {
     /// `alpha[e, h]` = softmax over row `i` of `scores[·, h]`; `lse[i, h]` unless `lse` is empty.
-    pub kernel EDGE_SOFTMAX = fn edge_softmax(p: &EdgeSoftmaxParams) {
+    pub kernel EDGE_SOFTMAX = fn unfused_edge_softmax(p: &EdgeSoftmaxParams) {
         let heads = p.heads as u64;
         let total = p.num_rows as u64 * heads;
         let g = Groups::new(p.group);
@@ -64,7 +64,7 @@ kernel! {
 
 kernel! {
     /// `d_scores[e, h] = alpha[e, h] · (d_alpha[e, h] − Σ_{e' in row} alpha[e', h] · d_alpha[e', h])`.
-    pub kernel EDGE_SOFTMAX_BACKWARD = fn edge_softmax_backward(p: &EdgeSoftmaxBackwardParams) {
+    pub kernel EDGE_SOFTMAX_BACKWARD = fn unfused_edge_softmax_backward(p: &EdgeSoftmaxBackwardParams) {
         let heads = p.heads as u64;
         let total = p.num_rows as u64 * heads;
         let g = Groups::new(p.group);

@@ -1,22 +1,22 @@
 //! The baseline GT schedules (design.md §4), f32, forward and backward.
 //!
 //! - `unfused`, the DGL-sparse-style pipeline whose per-edge intermediates live in global memory:
-//!   [`sddmm`] (scores), [`edge_softmax`] (alpha and lse), [`spmm`] (output).
-//! - `edge_parallel`, DF-GNN's two-kernel "softmax" schedule: [`sddmm`] (scores), then one row
-//!   kernel [`softmax_aggregate`] that computes the softmax and the output without writing alpha.
+//!   [`unfused_sddmm`] (scores), [`unfused_edge_softmax`] (alpha and lse), [`unfused_spmm`] (output).
+//! - `edge_parallel`, DF-GNN's two-kernel "softmax" schedule: [`unfused_sddmm`] (scores), then one row
+//!   kernel [`edge_parallel_softmax_aggregate`] that computes the softmax and the output without writing alpha.
 //!
 //! Both schedules share one backward, made of the same kernels (alpha is recomputed from the
 //! scores, since the forward saves only lse):
 //!
 //! | step | kernel | computes |
 //! |---|---|---|
-//! | 1 | [`sddmm`] (a = q, b = k, c = scale) | `s` `[E, H]` |
-//! | 2 | [`edge_softmax`] (lse slice empty) | `α` `[E, H]` |
-//! | 3 | [`sddmm`] (a = dO, b = v, c = 1) | `dα` `[E, H]` |
-//! | 4 | [`edge_softmax_backward`] | `ds = α (dα − Σ_row α dα)` `[E, H]` |
-//! | 5 | [`spmm`] (w = ds, x = k, c = scale) | `dq` (row pass) |
-//! | 6 | [`spmm_transposed`] (w = ds, x = q, c = scale) | `dk` (column pass) |
-//! | 7 | [`spmm_transposed`] (w = α, x = dO, c = 1) | `dv` (column pass) |
+//! | 1 | [`unfused_sddmm`] (a = q, b = k, c = scale) | `s` `[E, H]` |
+//! | 2 | [`unfused_edge_softmax`] (lse slice empty) | `α` `[E, H]` |
+//! | 3 | [`unfused_sddmm`] (a = dO, b = v, c = 1) | `dα` `[E, H]` |
+//! | 4 | [`unfused_edge_softmax_backward`] | `ds = α (dα − Σ_row α dα)` `[E, H]` |
+//! | 5 | [`unfused_spmm`] (w = ds, x = k, c = scale) | `dq` (row pass) |
+//! | 6 | [`unfused_spmm_transposed`] (w = ds, x = q, c = scale) | `dk` (column pass) |
+//! | 7 | [`unfused_spmm_transposed`] (w = α, x = dO, c = 1) | `dv` (column pass) |
 //!
 //! The unfused forward's alpha may be kept instead of steps 1–2; recomputing it gives the same
 //! bits (every kernel here is deterministic).

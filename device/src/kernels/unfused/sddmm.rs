@@ -20,7 +20,7 @@ use crate::simt::F4;
 
 kernel! {
     /// `scores[e, h] = scale · a[row(e), h, :] · b[col(e), h, :]` for every edge and head.
-    pub kernel SDDMM = fn sddmm(p: &SddmmParams) {
+    pub kernel SDDMM = fn unfused_sddmm(p: &SddmmParams) {
         if p.feat.is_multiple_of(4) {
             sddmm_body::<F4>(p);
         } else {

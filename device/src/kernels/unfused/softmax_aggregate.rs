@@ -1,5 +1,5 @@
 //! The `edge_parallel` schedule's row kernel (DF-GNN's "softmax"): per row and head, the softmax
-//! of the scores [`sddmm`](super::sddmm) left in global memory, and the aggregation of the
+//! of the scores [`unfused_sddmm`](super::sddmm) left in global memory, and the aggregation of the
 //! values, in one kernel that never writes alpha. The schedule's backward is the shared
 //! unfused backward (see the [module documentation](super)).
 //!
@@ -26,7 +26,7 @@ use crate::simt::{F4, math};
 kernel! {
     /// `out[i, h, :] = Σ_{e in row i} softmax_row(scores)[e, h] · v[columns[e], h, :]` and
     /// `lse[i, h]`.
-    pub kernel SOFTMAX_AGGREGATE = fn softmax_aggregate(p: &SoftmaxAggregateParams) {
+    pub kernel SOFTMAX_AGGREGATE = fn edge_parallel_softmax_aggregate(p: &SoftmaxAggregateParams) {
         if p.feat.is_multiple_of(4) {
             softmax_aggregate_body::<F4>(p);
         } else {

@@ -22,7 +22,7 @@ use crate::simt::{F4, GSlice, GSliceMut};
 
 kernel! {
     /// `out[i, h, :] = scale · Σ_{e in row i} weights[e, h] · x[columns[e], h, :]`.
-    pub kernel SPMM = fn spmm(p: &SpmmParams) {
+    pub kernel SPMM = fn unfused_spmm(p: &SpmmParams) {
         let s = Aggregate {
             offsets: p.offsets,
             nodes: p.columns,
@@ -44,7 +44,7 @@ kernel! {
 
 kernel! {
     /// `out[j, h, :] = scale · Σ_{slots k of column j} weights[csc_edge_ids[k], h] · x[csc_rows[k], h, :]`.
-    pub kernel SPMM_TRANSPOSED = fn spmm_transposed(p: &SpmmTransposedParams) {
+    pub kernel SPMM_TRANSPOSED = fn unfused_spmm_transposed(p: &SpmmTransposedParams) {
         let s = Aggregate {
             offsets: p.csc_offsets,
             nodes: p.csc_rows,
