@@ -47,14 +47,8 @@ kernel! {
 fn bench(name: &str, kernel: &simt::KernelRef<Params>, shared_bytes: u32) {
     let (blocks, threads) = (1000u32, 256u32);
     let mut out = vec![0.0f32; (blocks * threads) as usize];
-    let config = LaunchConfig {
-        grid: Dim3::x(blocks),
-        block: Dim3::x(threads),
-        shared_bytes,
-    };
-    let params = Params {
-        out: GSliceMut::from_host(&mut out),
-    };
+    let config = LaunchConfig { grid: Dim3::x(blocks), block: Dim3::x(threads), shared_bytes };
+    let params = Params { out: GSliceMut::from_host(&mut out) };
     let (median, min, max) = median_of(2, 10, || {
         // SAFETY: `out` outlives the launch and nothing else touches it.
         unsafe { emu::launch(kernel, &config, &params) }.expect("the benchmark kernel is correct");
@@ -68,10 +62,6 @@ fn bench(name: &str, kernel: &simt::KernelRef<Params>, shared_bytes: u32) {
 }
 
 fn main() {
-    bench(
-        "4 barriers + shared memory (goal < 1 s)",
-        &FOUR_BARRIERS,
-        256 * 4,
-    );
+    bench("4 barriers + shared memory (goal < 1 s)", &FOUR_BARRIERS, 256 * 4);
     bench("4 warp sums (20 shuffles)", &WARP_SUMS, 0);
 }

@@ -4,11 +4,7 @@ use std::time::{Duration, Instant};
 
 /// Runs `work` `warmup` times untimed, then `repeats` times timed; returns the median and the
 /// fastest and slowest run.
-pub fn median_of(
-    warmup: usize,
-    repeats: usize,
-    mut work: impl FnMut(),
-) -> (Duration, Duration, Duration) {
+pub fn median_of(warmup: usize, repeats: usize, mut work: impl FnMut()) -> (Duration, Duration, Duration) {
     for _ in 0..warmup {
         work();
     }

@@ -11,34 +11,18 @@ struct Io {
     out: GSliceMut<f32>,
 }
 
-fn launch_expecting_error<P: Sync>(
-    k: &simt::KernelRef<P>,
-    grid: u32,
-    block: u32,
-    shared: u32,
-    p: &P,
-) -> EmuError {
-    let cfg = LaunchConfig {
-        grid: Dim3::x(grid),
-        block: Dim3::x(block),
-        shared_bytes: shared,
-    };
+fn launch_expecting_error<P: Sync>(k: &simt::KernelRef<P>, grid: u32, block: u32, shared: u32, p: &P) -> EmuError {
+    let cfg = LaunchConfig { grid: Dim3::x(grid), block: Dim3::x(block), shared_bytes: shared };
     // SAFETY: every slice in `p` views a live Vec of the calling test.
     let err = unsafe { emu::launch(k, &cfg, p) }.expect_err("the defect should be reported");
     assert_eq!(err.kernel, k.name);
     let text = err.to_string();
-    assert!(
-        text.contains(k.name) && text.contains("block (") && text.contains("thread ("),
-        "{text}"
-    );
+    assert!(text.contains(k.name) && text.contains("block (") && text.contains("thread ("), "{text}");
     err
 }
 
 fn io(input: &[f32], out: &mut [f32]) -> Io {
-    Io {
-        input: GSlice::from_host(input),
-        out: GSliceMut::from_host(out),
-    }
+    Io { input: GSlice::from_host(input), out: GSliceMut::from_host(out) }
 }
 
 kernel! {
@@ -55,14 +39,7 @@ kernel! {
 fn a_write_write_race_is_reported() {
     let (input, mut out) = (vec![0.0; 64], vec![0.0; 64]);
     let err = launch_expecting_error(&WRITE_WRITE_RACE, 1, 64, 4, &io(&input, &mut out));
-    assert_eq!(
-        err.kind,
-        EmuErrorKind::SharedRace {
-            accesses: "write/write",
-            address: 0,
-            other_thread: Some(0)
-        }
-    );
+    assert_eq!(err.kind, EmuErrorKind::SharedRace { accesses: "write/write", address: 0, other_thread: Some(0) });
     assert_eq!(err.thread, Dim3::new(1, 0, 0));
 }
 
@@ -89,13 +66,8 @@ fn a_read_write_race_across_warps_is_reported() {
     let (input, mut out) = (vec![1.0; 64], vec![0.0; 64]);
     let err = launch_expecting_error(&READ_WRITE_RACE, 2, 64, 65 * 4, &io(&input, &mut out));
     match err.kind {
-        EmuErrorKind::SharedRace {
-            accesses, address, ..
-        } => {
-            assert!(
-                accesses == "read/write" || accesses == "write/read",
-                "{accesses}"
-            );
+        EmuErrorKind::SharedRace { accesses, address, .. } => {
+            assert!(accesses == "read/write" || accesses == "write/read", "{accesses}");
             assert_eq!(address % 4, 0);
         }
         other => panic!("expected a race, got {other}"),
@@ -120,10 +92,7 @@ kernel! {
 fn a_divergent_barrier_is_reported() {
     let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
     let err = launch_expecting_error(&DIVERGENT_BARRIER, 1, 32, 0, &io(&input, &mut out));
-    assert!(
-        matches!(err.kind, EmuErrorKind::BarrierDivergence { .. }),
-        "{err}"
-    );
+    assert!(matches!(err.kind, EmuErrorKind::BarrierDivergence { .. }), "{err}");
     assert_eq!(err.thread, Dim3::new(1, 0, 0));
     assert!(err.to_string().contains("emulator_checks.rs"), "{err}");
 }
@@ -144,10 +113,7 @@ kernel! {
 fn a_barrier_after_an_early_exit_is_reported() {
     let (input, mut out) = (vec![0.0; 40], vec![0.0; 40]);
     let err = launch_expecting_error(&EARLY_EXIT_BARRIER, 1, 64, 0, &io(&input, &mut out));
-    assert!(
-        matches!(err.kind, EmuErrorKind::BarrierDivergence { .. }),
-        "{err}"
-    );
+    assert!(matches!(err.kind, EmuErrorKind::BarrierDivergence { .. }), "{err}");
 }
 
 kernel! {
@@ -163,20 +129,9 @@ fn an_out_of_bounds_global_read_is_reported() {
     let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
     let err = launch_expecting_error(&GLOBAL_OOB, 1, 32, 0, &io(&input, &mut out));
     let base = input.as_ptr() as u64;
-    assert_eq!(
-        err.kind,
-        EmuErrorKind::GlobalOutOfBounds {
-            index: 32,
-            len: 32,
-            base,
-            elem_bytes: 4
-        }
-    );
+    assert_eq!(err.kind, EmuErrorKind::GlobalOutOfBounds { index: 32, len: 32, base, elem_bytes: 4 });
     assert_eq!(err.thread, Dim3::new(31, 0, 0));
-    assert!(
-        err.to_string().contains(&format!("{:#x}", base + 128)),
-        "{err}"
-    );
+    assert!(err.to_string().contains(&format!("{:#x}", base + 128)), "{err}");
 }
 
 kernel! {
@@ -193,14 +148,7 @@ kernel! {
 fn an_out_of_bounds_shared_write_is_reported() {
     let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
     let err = launch_expecting_error(&SHARED_OOB, 1, 32, 256, &io(&input, &mut out));
-    assert_eq!(
-        err.kind,
-        EmuErrorKind::SharedOutOfBounds {
-            address: 128,
-            bytes: 4,
-            limit: 128
-        }
-    );
+    assert_eq!(err.kind, EmuErrorKind::SharedOutOfBounds { address: 128, bytes: 4, limit: 128 });
 }
 
 kernel! {
@@ -216,14 +164,7 @@ kernel! {
 fn a_shared_region_past_the_launch_size_is_reported() {
     let (input, mut out) = (vec![0.0; 1], vec![0.0; 1]);
     let err = launch_expecting_error(&SHARED_TOO_SMALL, 1, 32, 128, &io(&input, &mut out));
-    assert_eq!(
-        err.kind,
-        EmuErrorKind::SharedOutOfBounds {
-            address: 0,
-            bytes: 256,
-            limit: 128
-        }
-    );
+    assert_eq!(err.kind, EmuErrorKind::SharedOutOfBounds { address: 0, bytes: 256, limit: 128 });
 }
 
 kernel! {
@@ -305,10 +246,7 @@ kernel! {
 fn a_shuffle_from_a_lane_outside_the_mask_is_reported() {
     let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
     let err = launch_expecting_error(&SHUFFLE_OUTSIDE_MASK, 1, 32, 0, &io(&input, &mut out));
-    assert!(
-        matches!(&err.kind, EmuErrorKind::WarpMisuse { detail } if detail.contains("not in mask")),
-        "{err}"
-    );
+    assert!(matches!(&err.kind, EmuErrorKind::WarpMisuse { detail } if detail.contains("not in mask")), "{err}");
 }
 
 kernel! {
@@ -325,18 +263,9 @@ fn a_misaligned_vector_view_is_reported() {
     let mut out = vec![0.0; 1];
     // SAFETY: 8 floats starting 4 bytes into a 16-float allocation stay inside it.
     let shifted = unsafe { GSlice::<f32>::from_raw_parts(input.as_ptr() as u64 + 4, 8) };
-    let p = Io {
-        input: shifted,
-        out: GSliceMut::from_host(&mut out),
-    };
+    let p = Io { input: shifted, out: GSliceMut::from_host(&mut out) };
     let err = launch_expecting_error(&MISALIGNED, 1, 1, 0, &p);
-    assert_eq!(
-        err.kind,
-        EmuErrorKind::Misaligned {
-            address: input.as_ptr() as u64 + 4,
-            align: 16
-        }
-    );
+    assert_eq!(err.kind, EmuErrorKind::Misaligned { address: input.as_ptr() as u64 + 4, align: 16 });
 }
 
 kernel! {
@@ -352,10 +281,7 @@ kernel! {
 fn a_panic_inside_a_kernel_is_reported() {
     let (input, mut out) = (vec![0.0; 8], vec![0.0; 8]);
     let err = launch_expecting_error(&LOCAL_PANIC, 1, 8, 0, &io(&input, &mut out));
-    assert!(
-        matches!(&err.kind, EmuErrorKind::Panic { message } if message.contains("index out of bounds")),
-        "{err}"
-    );
+    assert!(matches!(&err.kind, EmuErrorKind::Panic { message } if message.contains("index out of bounds")), "{err}");
     assert_eq!(err.thread, Dim3::new(3, 0, 0));
 }
 
@@ -364,24 +290,15 @@ fn the_emulator_recovers_after_a_defect() {
     let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
     launch_expecting_error(&DEADLOCK, 1, 32, 0, &io(&input, &mut out));
     let input: Vec<f32> = (0..32).map(|i| i as f32).collect();
-    let cfg = LaunchConfig {
-        grid: Dim3::x(1),
-        block: Dim3::x(32),
-        shared_bytes: 132,
-    };
+    let cfg = LaunchConfig { grid: Dim3::x(1), block: Dim3::x(32), shared_bytes: 132 };
     // SAFETY: slices view live Vecs.
-    unsafe { emu::launch(&READ_WRITE_RACE, &cfg, &io(&input, &mut out)) }
-        .expect_err("still a race");
+    unsafe { emu::launch(&READ_WRITE_RACE, &cfg, &io(&input, &mut out)) }.expect_err("still a race");
     let mut out2 = vec![0.0; 32];
     // SAFETY: as above.
     let r = unsafe {
         emu::launch(
             &GLOBAL_OOB,
-            &LaunchConfig {
-                grid: Dim3::x(1),
-                block: Dim3::x(31),
-                shared_bytes: 0,
-            },
+            &LaunchConfig { grid: Dim3::x(1), block: Dim3::x(31), shared_bytes: 0 },
             &io(&input, &mut out2),
         )
     };

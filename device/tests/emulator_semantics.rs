@@ -10,26 +10,9 @@ struct Out {
     out: GSliceMut<u32>,
 }
 
-fn run<P: Sync>(
-    k: &simt::KernelRef<P>,
-    grid: Dim3,
-    block: Dim3,
-    shared: u32,
-    p: &P,
-) -> emu::LaunchStats {
+fn run<P: Sync>(k: &simt::KernelRef<P>, grid: Dim3, block: Dim3, shared: u32, p: &P) -> emu::LaunchStats {
     // SAFETY: every slice in `p` views a live Vec of the calling test, untouched during the launch.
-    unsafe {
-        emu::launch(
-            k,
-            &LaunchConfig {
-                grid,
-                block,
-                shared_bytes: shared,
-            },
-            p,
-        )
-    }
-    .unwrap_or_else(|e| panic!("{e}"))
+    unsafe { emu::launch(k, &LaunchConfig { grid, block, shared_bytes: shared }, p) }.unwrap_or_else(|e| panic!("{e}"))
 }
 
 kernel! {
@@ -53,15 +36,7 @@ fn ids_cover_multidimensional_grids_and_blocks() {
     let (grid, block) = (Dim3::new(3, 2, 2), Dim3::new(5, 4, 3));
     let total = (grid.volume() * block.volume()) as usize;
     let mut out = vec![u32::MAX; 4 * total];
-    let stats = run(
-        &IDS,
-        grid,
-        block,
-        0,
-        &Out {
-            out: GSliceMut::from_host(&mut out),
-        },
-    );
+    let stats = run(&IDS, grid, block, 0, &Out { out: GSliceMut::from_host(&mut out) });
     assert_eq!(stats.threads, total as u64);
     let mut i = 0;
     for bz in 0..2 {
@@ -100,29 +75,13 @@ kernel! {
 #[test]
 fn shuffles_follow_ptx_semantics() {
     let mut out = vec![0u32; 64 * 4];
-    run(
-        &SHUFFLES,
-        Dim3::x(1),
-        Dim3::x(64),
-        0,
-        &Out {
-            out: GSliceMut::from_host(&mut out),
-        },
-    );
+    run(&SHUFFLES, Dim3::x(1), Dim3::x(64), 0, &Out { out: GSliceMut::from_host(&mut out) });
     for t in 0..64u32 {
         let l = t % 32;
         let o = &out[4 * t as usize..4 * t as usize + 4];
         assert_eq!(o[0], (l ^ 5) * 10, "xor at {t}");
-        assert_eq!(
-            o[1],
-            if l + 3 < 32 { (l + 3) * 10 } else { l * 10 },
-            "down at {t}"
-        );
-        assert_eq!(
-            o[2],
-            if l >= 7 { (l - 7) * 10 } else { l * 10 },
-            "up at {t}"
-        );
+        assert_eq!(o[1], if l + 3 < 32 { (l + 3) * 10 } else { l * 10 }, "down at {t}");
+        assert_eq!(o[2], if l >= 7 { (l - 7) * 10 } else { l * 10 }, "up at {t}");
         assert_eq!(o[3], (31 - l) * 10, "idx at {t}");
     }
 }
@@ -151,15 +110,7 @@ kernel! {
 #[test]
 fn votes_and_reductions_cover_their_masks() {
     let mut out = vec![0u32; 32 * 8];
-    run(
-        &VOTES,
-        Dim3::x(1),
-        Dim3::x(32),
-        0,
-        &Out {
-            out: GSliceMut::from_host(&mut out),
-        },
-    );
+    run(&VOTES, Dim3::x(1), Dim3::x(32), 0, &Out { out: GSliceMut::from_host(&mut out) });
     let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |a, l| a | 1 << l);
     for l in 0..32u32 {
         let o = &out[8 * l as usize..8 * l as usize + 8];
@@ -201,10 +152,7 @@ fn barriers_order_shared_memory_across_warps() {
         Dim3::x(3),
         Dim3::x(n as u32),
         4 * n as u32,
-        &Reverse {
-            input: GSlice::from_host(&input),
-            out: GSliceMut::from_host(&mut out),
-        },
+        &Reverse { input: GSlice::from_host(&input), out: GSliceMut::from_host(&mut out) },
     );
     assert_eq!(stats.barriers, 6);
     for b in 0..3 {
@@ -231,15 +179,7 @@ kernel! {
 #[test]
 fn sync_warp_orders_shared_memory_within_a_warp() {
     let mut out = vec![0u32; 64];
-    run(
-        &WARP_BROADCAST,
-        Dim3::x(1),
-        Dim3::x(64),
-        8,
-        &Out {
-            out: GSliceMut::from_host(&mut out),
-        },
-    );
+    run(&WARP_BROADCAST, Dim3::x(1), Dim3::x(64), 8, &Out { out: GSliceMut::from_host(&mut out) });
     assert!(out[..32].iter().all(|&v| v == 1000));
     assert!(out[32..].iter().all(|&v| v == 1001));
 }
@@ -323,23 +263,10 @@ fn fast_math_is_exact_in_the_emulator() {
         Dim3::x(1),
         Dim3::x(32),
         0,
-        &MathIo {
-            input: GSlice::from_host(&input),
-            out: GSliceMut::from_host(&mut out),
-        },
+        &MathIo { input: GSlice::from_host(&input), out: GSliceMut::from_host(&mut out) },
     );
     for (t, &x) in input.iter().enumerate() {
-        assert_eq!(
-            &out[6 * t..6 * t + 6],
-            &[
-                x.exp2(),
-                x.log2(),
-                1.0 / x,
-                x.sqrt(),
-                1.0 / x.sqrt(),
-                x.mul_add(x, 1.0)
-            ]
-        );
+        assert_eq!(&out[6 * t..6 * t + 6], &[x.exp2(), x.log2(), 1.0 / x, x.sqrt(), 1.0 / x.sqrt(), x.mul_add(x, 1.0)]);
     }
 }
 
@@ -356,15 +283,7 @@ kernel! {
 #[test]
 fn a_partial_last_warp_reduces_over_its_existing_lanes() {
     let mut out = vec![0u32; 40];
-    run(
-        &PARTIAL_WARP,
-        Dim3::x(1),
-        Dim3::x(40),
-        0,
-        &Out {
-            out: GSliceMut::from_host(&mut out),
-        },
-    );
+    run(&PARTIAL_WARP, Dim3::x(1), Dim3::x(40), 0, &Out { out: GSliceMut::from_host(&mut out) });
     assert!(out[..32].iter().all(|&v| v == (0..32).sum()));
     assert!(out[32..].iter().all(|&v| v == (32..40).sum()));
 }
@@ -372,24 +291,11 @@ fn a_partial_last_warp_reduces_over_its_existing_lanes() {
 #[test]
 fn launches_the_gpu_would_refuse_are_refused() {
     let mut out = vec![0u32; 1];
-    let p = Out {
-        out: GSliceMut::from_host(&mut out),
-    };
-    for (block, shared) in [
-        (Dim3::x(1025), 0),
-        (Dim3::x(0), 0),
-        (Dim3::x(32), 227 * 1024 + 1),
-    ] {
-        let cfg = LaunchConfig {
-            grid: Dim3::x(1),
-            block,
-            shared_bytes: shared,
-        };
+    let p = Out { out: GSliceMut::from_host(&mut out) };
+    for (block, shared) in [(Dim3::x(1025), 0), (Dim3::x(0), 0), (Dim3::x(32), 227 * 1024 + 1)] {
+        let cfg = LaunchConfig { grid: Dim3::x(1), block, shared_bytes: shared };
         // SAFETY: the launch is refused before any thread runs.
         let err = unsafe { emu::launch(&IDS, &cfg, &p) }.unwrap_err();
-        assert!(
-            matches!(err.kind, emu::EmuErrorKind::InvalidLaunch { .. }),
-            "{err}"
-        );
+        assert!(matches!(err.kind, emu::EmuErrorKind::InvalidLaunch { .. }), "{err}");
     }
 }

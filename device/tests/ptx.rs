@@ -45,9 +45,7 @@ fn nightly_with_rust_src() -> bool {
     match cmd.output() {
         Ok(out) if out.status.success() => {
             let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            Path::new(&sysroot)
-                .join("lib/rustlib/src/rust/library/core/Cargo.toml")
-                .exists()
+            Path::new(&sysroot).join("lib/rustlib/src/rust/library/core/Cargo.toml").exists()
         }
         _ => false,
     }
@@ -67,21 +65,12 @@ fn committed_ptx_matches_the_source() {
         .arg(&fresh)
         .env("DFGNN_PTX_TARGET_DIR", root().join("target/ptx-check"));
     let out = cmd.output().expect("bash should run");
-    assert!(
-        out.status.success(),
-        "device/build-ptx.sh failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "device/build-ptx.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let fresh_text = std::fs::read_to_string(&fresh).expect("the fresh PTX should exist");
     let _ = std::fs::remove_file(&fresh);
-    let committed =
-        std::fs::read_to_string(committed_ptx()).expect("device/ptx/dfgnn_device.ptx should exist");
+    let committed = std::fs::read_to_string(committed_ptx()).expect("device/ptx/dfgnn_device.ptx should exist");
     if fresh_text != committed {
-        let line = fresh_text
-            .lines()
-            .zip(committed.lines())
-            .position(|(a, b)| a != b)
-            .map_or(0, |l| l + 1);
+        let line = fresh_text.lines().zip(committed.lines()).position(|(a, b)| a != b).map_or(0, |l| l + 1);
         panic!(
             "device/ptx/dfgnn_device.ptx is stale (first difference near line {line}): run device/build-ptx.sh and commit the result"
         );
@@ -92,11 +81,7 @@ fn find_ptxas() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("DFGNN_PTXAS") {
         return Some(PathBuf::from(p));
     }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
         return Some(PathBuf::from("ptxas"));
     }
     let out = Command::new("python3")
@@ -110,9 +95,7 @@ fn find_ptxas() -> Option<PathBuf> {
 #[test]
 fn committed_ptx_assembles_for_sm_90_without_spills() {
     let Some(ptxas) = find_ptxas() else {
-        skip_or_fail(
-            "ptxas was not found (pip install nvidia-cuda-nvcc==13.0.88, or set DFGNN_PTXAS)",
-        );
+        skip_or_fail("ptxas was not found (pip install nvidia-cuda-nvcc==13.0.88, or set DFGNN_PTXAS)");
         return;
     };
     let cubin = std::env::temp_dir().join(format!("dfgnn-{}.cubin", std::process::id()));
@@ -123,20 +106,13 @@ fn committed_ptx_assembles_for_sm_90_without_spills() {
         .output()
         .expect("ptxas should run");
     let _ = std::fs::remove_file(&cubin);
-    let log =
-        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "ptxas failed:\n{log}");
-    let entries = std::fs::read_to_string(committed_ptx())
-        .unwrap()
-        .matches(".visible .entry")
-        .count();
+    let entries = std::fs::read_to_string(committed_ptx()).unwrap().matches(".visible .entry").count();
     let compiled = log.matches("Compiling entry function").count();
     assert_eq!(compiled, entries, "every kernel should assemble:\n{log}");
     for line in log.lines().filter(|l| l.contains("spill")) {
-        assert!(
-            line.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-            "a kernel spills registers:\n{log}"
-        );
+        assert!(line.contains(" 0 bytes spill stores, 0 bytes spill loads"), "a kernel spills registers:\n{log}");
     }
     assert!(!log.contains("unresolved"), "{log}");
     eprintln!("{log}");

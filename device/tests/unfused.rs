@@ -13,8 +13,7 @@
 //! crate needs to port.
 
 use dfgnn_device::abi::{
-    EdgeSoftmaxBackwardParams, EdgeSoftmaxParams, SddmmParams, SoftmaxAggregateParams, SpmmParams,
-    SpmmTransposedParams,
+    EdgeSoftmaxBackwardParams, EdgeSoftmaxParams, SddmmParams, SoftmaxAggregateParams, SpmmParams, SpmmTransposedParams,
 };
 use dfgnn_device::kernels::unfused::{
     EDGE_SOFTMAX, EDGE_SOFTMAX_BACKWARD, SDDMM, SOFTMAX_AGGREGATE, SPMM, SPMM_TRANSPOSED,
@@ -36,11 +35,7 @@ const BLOCK: u32 = 128;
 /// spmm_transposed, softmax_aggregate): the smallest power of two covering the feature units
 /// (F/4 16-byte vectors when F % 4 == 0, else F scalars), at most a warp.
 fn feature_group(feat: u32) -> u32 {
-    let units = if feat.is_multiple_of(4) {
-        feat / 4
-    } else {
-        feat
-    };
+    let units = if feat.is_multiple_of(4) { feat / 4 } else { feat };
     units.next_power_of_two().min(WARP_SIZE)
 }
 
@@ -57,11 +52,7 @@ fn edge_group(num_edges: usize, num_rows: usize) -> u32 {
 /// grid-stride), never zero blocks.
 fn shape(items: u64, group: u32, max_blocks: u32) -> LaunchConfig {
     let blocks = (items * group as u64).div_ceil(BLOCK as u64).max(1);
-    LaunchConfig {
-        grid: Dim3::x(blocks.min(max_blocks as u64) as u32),
-        block: Dim3::x(BLOCK),
-        shared_bytes: 0,
-    }
+    LaunchConfig { grid: Dim3::x(blocks.min(max_blocks as u64) as u32), block: Dim3::x(BLOCK), shared_bytes: 0 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -108,42 +99,23 @@ impl Graph {
             csc_rows[slot] = coo_rows[e];
             csc_edge_ids[slot] = e as u32;
         }
-        Self {
-            num_dst: rows.len(),
-            num_src,
-            offsets,
-            columns,
-            coo_rows,
-            csc_offsets,
-            csc_rows,
-            csc_edge_ids,
-        }
+        Self { num_dst: rows.len(), num_src, offsets, columns, coo_rows, csc_offsets, csc_rows, csc_edge_ids }
     }
 
     /// A random graph with the corner cases: row 0 empty, row 1 a super node (`super_degree`
     /// edges, duplicates included), row 2 a self loop (on a square graph) and a duplicate edge;
     /// the other rows 0 to `2·avg_degree` random edges. Some source nodes end up with no edge.
-    fn random(
-        rng: &mut ChaCha8Rng,
-        num_dst: usize,
-        num_src: usize,
-        avg_degree: usize,
-        super_degree: usize,
-    ) -> Self {
+    fn random(rng: &mut ChaCha8Rng, num_dst: usize, num_src: usize, avg_degree: usize, super_degree: usize) -> Self {
         assert!(num_dst >= 4 && num_src >= 2);
         let mut rows = vec![Vec::new(); num_dst];
-        rows[1] = (0..super_degree)
-            .map(|_| rng.random_range(0..num_src as u32))
-            .collect();
+        rows[1] = (0..super_degree).map(|_| rng.random_range(0..num_src as u32)).collect();
         let dup = rng.random_range(0..num_src as u32);
         rows[2] = vec![dup, (2 % num_src) as u32, dup];
         for row in rows.iter_mut().skip(3) {
             let degree = rng.random_range(0..=2 * avg_degree);
             // The last source node is never a neighbour of an ordinary row (an empty column
             // unless the super node picked it).
-            *row = (0..degree)
-                .map(|_| rng.random_range(0..num_src as u32 - 1))
-                .collect();
+            *row = (0..degree).map(|_| rng.random_range(0..num_src as u32 - 1)).collect();
         }
         Self::from_rows(num_src, &rows)
     }
@@ -197,10 +169,7 @@ struct Knobs {
     max_blocks: u32,
 }
 
-const DEFAULT: Knobs = Knobs {
-    group: None,
-    max_blocks: u32::MAX,
-};
+const DEFAULT: Knobs = Knobs { group: None, max_blocks: u32::MAX };
 
 impl Knobs {
     fn feature_group(&self, feat: usize) -> u32 {
@@ -238,47 +207,25 @@ fn sddmm(g: &Graph, dims: Dims, a: &[f32], b: &[f32], scale: f32, kn: Knobs) -> 
         scale,
         group,
     };
-    run(
-        &SDDMM,
-        shape((g.num_edges() * dims.heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&SDDMM, shape((g.num_edges() * dims.heads) as u64, group, kn.max_blocks), &p);
     scores
 }
 
 /// Returns `(alpha, lse)`; `lse` is empty when `with_lse` is false.
-fn edge_softmax(
-    g: &Graph,
-    heads: usize,
-    scores: &[f32],
-    with_lse: bool,
-    kn: Knobs,
-) -> (Vec<f32>, Vec<f32>) {
+fn edge_softmax(g: &Graph, heads: usize, scores: &[f32], with_lse: bool, kn: Knobs) -> (Vec<f32>, Vec<f32>) {
     let mut alpha = nans(scores.len());
-    let mut lse = if with_lse {
-        nans(g.num_dst * heads)
-    } else {
-        Vec::new()
-    };
+    let mut lse = if with_lse { nans(g.num_dst * heads) } else { Vec::new() };
     let group = kn.edge_group(g);
     let p = EdgeSoftmaxParams {
         offsets: GSlice::from_host(&g.offsets),
         scores: GSlice::from_host(scores),
         alpha: GSliceMut::from_host(&mut alpha),
-        lse: if with_lse {
-            GSliceMut::from_host(&mut lse)
-        } else {
-            GSliceMut::empty()
-        },
+        lse: if with_lse { GSliceMut::from_host(&mut lse) } else { GSliceMut::empty() },
         num_rows: g.num_dst as u32,
         heads: heads as u32,
         group,
     };
-    run(
-        &EDGE_SOFTMAX,
-        shape((g.num_dst * heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&EDGE_SOFTMAX, shape((g.num_dst * heads) as u64, group, kn.max_blocks), &p);
     (alpha, lse)
 }
 
@@ -297,21 +244,11 @@ fn spmm(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: Knobs) -> V
         scale,
         group,
     };
-    run(
-        &SPMM,
-        shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&SPMM, shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks), &p);
     out
 }
 
-fn edge_softmax_backward(
-    g: &Graph,
-    heads: usize,
-    alpha: &[f32],
-    d_alpha: &[f32],
-    kn: Knobs,
-) -> Vec<f32> {
+fn edge_softmax_backward(g: &Graph, heads: usize, alpha: &[f32], d_alpha: &[f32], kn: Knobs) -> Vec<f32> {
     let mut ds = nans(alpha.len());
     let group = kn.edge_group(g);
     let p = EdgeSoftmaxBackwardParams {
@@ -323,11 +260,7 @@ fn edge_softmax_backward(
         heads: heads as u32,
         group,
     };
-    run(
-        &EDGE_SOFTMAX_BACKWARD,
-        shape((g.num_dst * heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&EDGE_SOFTMAX_BACKWARD, shape((g.num_dst * heads) as u64, group, kn.max_blocks), &p);
     ds
 }
 
@@ -347,22 +280,12 @@ fn spmm_transposed(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: 
         scale,
         group,
     };
-    run(
-        &SPMM_TRANSPOSED,
-        shape((g.num_src * dims.heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&SPMM_TRANSPOSED, shape((g.num_src * dims.heads) as u64, group, kn.max_blocks), &p);
     out
 }
 
 /// Returns `(out, lse)`.
-fn softmax_aggregate(
-    g: &Graph,
-    dims: Dims,
-    scores: &[f32],
-    v: &[f32],
-    kn: Knobs,
-) -> (Vec<f32>, Vec<f32>) {
+fn softmax_aggregate(g: &Graph, dims: Dims, scores: &[f32], v: &[f32], kn: Knobs) -> (Vec<f32>, Vec<f32>) {
     let mut out = nans(g.num_dst * dims.heads * dims.feat);
     let mut lse = nans(g.num_dst * dims.heads);
     let group = kn.feature_group(dims.feat);
@@ -378,11 +301,7 @@ fn softmax_aggregate(
         feat: dims.feat as u32,
         group,
     };
-    run(
-        &SOFTMAX_AGGREGATE,
-        shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks),
-        &p,
-    );
+    run(&SOFTMAX_AGGREGATE, shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks), &p);
     (out, lse)
 }
 
@@ -420,10 +339,7 @@ fn backward(g: &Graph, x: &Inputs, kn: Knobs) -> (Vec<f32>, Vec<f32>, Vec<f32>) 
 /// The tolerance rule for one output array.
 fn check(what: &str, got: &[f32], naive: &[f32], truth: &[f64]) {
     assert_eq!(got.len(), truth.len(), "{what}: length");
-    let magnitude = truth
-        .iter()
-        .filter(|t| t.is_finite())
-        .fold(0.0f64, |m, t| m.max(t.abs()));
+    let magnitude = truth.iter().filter(|t| t.is_finite()).fold(0.0f64, |m, t| m.max(t.abs()));
     let floor = 1e-6 * magnitude + f64::from(f32::MIN_POSITIVE);
     let bound = naive_error_bound(max_abs_diff(naive, truth), floor);
     let err = max_abs_diff(got, truth);
@@ -439,20 +355,10 @@ fn bits(a: &[f32]) -> Vec<u32> {
 }
 
 /// The reference forward in f64 and the naive one in f32.
-fn reference_forward(
-    g: &Graph,
-    x: &Inputs,
-) -> (reference::GtForward<f64>, reference::GtForward<f32>) {
+fn reference_forward(g: &Graph, x: &Inputs) -> (reference::GtForward<f64>, reference::GtForward<f32>) {
     let p = g.pattern();
-    let truth = reference::gt_forward(
-        &p,
-        x.dims,
-        &upcast(&x.q),
-        &upcast(&x.k),
-        &upcast(&x.v),
-        f64::from(x.scale),
-    )
-    .unwrap();
+    let truth =
+        reference::gt_forward(&p, x.dims, &upcast(&x.q), &upcast(&x.k), &upcast(&x.v), f64::from(x.scale)).unwrap();
     let naive = reference::gt_forward(&p, x.dims, &x.q, &x.k, &x.v, x.scale).unwrap();
     (truth, naive)
 }
@@ -460,53 +366,20 @@ fn reference_forward(
 fn check_forward(label: &str, g: &Graph, x: &Inputs, kn: Knobs) {
     let (truth, naive) = reference_forward(g, x);
     let (out, lse) = unfused_forward(g, x, kn);
-    check(
-        &format!("{label} unfused out"),
-        &out,
-        &naive.out,
-        &truth.out,
-    );
-    check(
-        &format!("{label} unfused lse"),
-        &lse,
-        &naive.lse,
-        &truth.lse,
-    );
+    check(&format!("{label} unfused out"), &out, &naive.out, &truth.out);
+    check(&format!("{label} unfused lse"), &lse, &naive.lse, &truth.lse);
     let (out, lse) = edge_parallel_forward(g, x, kn);
-    check(
-        &format!("{label} edge_parallel out"),
-        &out,
-        &naive.out,
-        &truth.out,
-    );
-    check(
-        &format!("{label} edge_parallel lse"),
-        &lse,
-        &naive.lse,
-        &truth.lse,
-    );
+    check(&format!("{label} edge_parallel out"), &out, &naive.out, &truth.out);
+    check(&format!("{label} edge_parallel lse"), &lse, &naive.lse, &truth.lse);
 }
 
 fn check_backward(label: &str, g: &Graph, x: &Inputs, kn: Knobs) {
     let p = g.pattern();
     let (fwd, fwd32) = reference_forward(g, x);
     let (q, k, v, d_out) = (upcast(&x.q), upcast(&x.k), upcast(&x.v), upcast(&x.d_out));
-    let truth = reference::gt_backward(
-        &p,
-        x.dims,
-        &q,
-        &k,
-        &v,
-        f64::from(x.scale),
-        &fwd.out,
-        &fwd.lse,
-        &d_out,
-    )
-    .unwrap();
-    let naive = reference::gt_backward(
-        &p, x.dims, &x.q, &x.k, &x.v, x.scale, &fwd32.out, &fwd32.lse, &x.d_out,
-    )
-    .unwrap();
+    let truth = reference::gt_backward(&p, x.dims, &q, &k, &v, f64::from(x.scale), &fwd.out, &fwd.lse, &d_out).unwrap();
+    let naive =
+        reference::gt_backward(&p, x.dims, &x.q, &x.k, &x.v, x.scale, &fwd32.out, &fwd32.lse, &x.d_out).unwrap();
     let (dq, dk, dv) = backward(g, x, kn);
     check(&format!("{label} dq"), &dq, &naive.dq, &truth.dq);
     check(&format!("{label} dk"), &dk, &naive.dk, &truth.dk);
@@ -532,37 +405,18 @@ fn check_kernels(label: &str, rng: &mut ChaCha8Rng, g: &Graph, x: &Inputs, kn: K
     let (alpha, lse) = edge_softmax(g, heads, &scores, true, kn);
     let (t_alpha, t_lse) = reference::row_softmax(&p, heads, &upcast(&scores)).unwrap();
     let (n_alpha, n_lse) = reference::row_softmax(&p, heads, &scores).unwrap();
-    check(
-        &format!("{label} edge_softmax alpha"),
-        &alpha,
-        &n_alpha,
-        &t_alpha,
-    );
+    check(&format!("{label} edge_softmax alpha"), &alpha, &n_alpha, &t_alpha);
     check(&format!("{label} edge_softmax lse"), &lse, &n_lse, &t_lse);
     let (alpha_again, none) = edge_softmax(g, heads, &scores, false, kn);
-    assert_eq!(
-        bits(&alpha_again),
-        bits(&alpha),
-        "{label}: alpha without lse"
-    );
+    assert_eq!(bits(&alpha_again), bits(&alpha), "{label}: alpha without lse");
     assert!(none.is_empty());
 
     // softmax_aggregate: out and lse of the same scores.
     let (out, lse2) = softmax_aggregate(g, d, &scores, &x.v, kn);
     let t_out = reference::spmm(&p, d, &t_alpha, &upcast(&x.v)).unwrap();
     let n_out = reference::spmm(&p, d, &n_alpha, &x.v).unwrap();
-    check(
-        &format!("{label} softmax_aggregate out"),
-        &out,
-        &n_out,
-        &t_out,
-    );
-    check(
-        &format!("{label} softmax_aggregate lse"),
-        &lse2,
-        &n_lse,
-        &t_lse,
-    );
+    check(&format!("{label} softmax_aggregate out"), &out, &n_out, &t_out);
+    check(&format!("{label} softmax_aggregate lse"), &lse2, &n_lse, &t_lse);
 
     // spmm: c · Σ w x (the reference's dq of sddmm_backward is exactly that).
     let w = uniform(rng, g.num_edges() * heads, 1.0);
@@ -577,26 +431,15 @@ fn check_kernels(label: &str, rng: &mut ChaCha8Rng, g: &Graph, x: &Inputs, kn: K
     let got = spmm_transposed(g, d, &w, &x.q, x.scale, kn);
     let truth = reference::sddmm_backward(&p, d, &q, &upcast(&zeros_src), &upcast(&w), c).unwrap();
     let naive = reference::sddmm_backward(&p, d, &x.q, &zeros_src, &w, x.scale).unwrap();
-    check(
-        &format!("{label} spmm_transposed"),
-        &got,
-        &naive.dk,
-        &truth.dk,
-    );
+    check(&format!("{label} spmm_transposed"), &got, &naive.dk, &truth.dk);
 
     // edge_softmax_backward: ds from a real softmax and random dα.
     let n_alpha32: Vec<f32> = n_alpha.clone();
     let d_alpha = uniform(rng, g.num_edges() * heads, 1.0);
     let got = edge_softmax_backward(g, heads, &n_alpha32, &d_alpha, kn);
-    let truth =
-        reference::row_softmax_backward(&p, heads, &upcast(&n_alpha32), &upcast(&d_alpha)).unwrap();
+    let truth = reference::row_softmax_backward(&p, heads, &upcast(&n_alpha32), &upcast(&d_alpha)).unwrap();
     let naive = reference::row_softmax_backward(&p, heads, &n_alpha32, &d_alpha).unwrap();
-    check(
-        &format!("{label} edge_softmax_backward"),
-        &got,
-        &naive,
-        &truth,
-    );
+    check(&format!("{label} edge_softmax_backward"), &got, &naive, &truth);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -616,70 +459,14 @@ struct Case {
 
 /// Every H and every F at least once, square and bipartite graphs, scalar and vector paths.
 const CASES: [Case; 8] = [
-    Case {
-        heads: 1,
-        feat: 1,
-        num_dst: 40,
-        num_src: 40,
-        avg_degree: 3,
-        super_degree: 90,
-    },
-    Case {
-        heads: 2,
-        feat: 7,
-        num_dst: 24,
-        num_src: 36,
-        avg_degree: 4,
-        super_degree: 70,
-    },
-    Case {
-        heads: 3,
-        feat: 32,
-        num_dst: 30,
-        num_src: 30,
-        avg_degree: 3,
-        super_degree: 65,
-    },
-    Case {
-        heads: 8,
-        feat: 33,
-        num_dst: 16,
-        num_src: 10,
-        avg_degree: 2,
-        super_degree: 40,
-    },
-    Case {
-        heads: 1,
-        feat: 64,
-        num_dst: 36,
-        num_src: 36,
-        avg_degree: 5,
-        super_degree: 80,
-    },
-    Case {
-        heads: 2,
-        feat: 100,
-        num_dst: 20,
-        num_src: 28,
-        avg_degree: 3,
-        super_degree: 50,
-    },
-    Case {
-        heads: 3,
-        feat: 128,
-        num_dst: 22,
-        num_src: 14,
-        avg_degree: 3,
-        super_degree: 45,
-    },
-    Case {
-        heads: 8,
-        feat: 256,
-        num_dst: 12,
-        num_src: 12,
-        avg_degree: 2,
-        super_degree: 36,
-    },
+    Case { heads: 1, feat: 1, num_dst: 40, num_src: 40, avg_degree: 3, super_degree: 90 },
+    Case { heads: 2, feat: 7, num_dst: 24, num_src: 36, avg_degree: 4, super_degree: 70 },
+    Case { heads: 3, feat: 32, num_dst: 30, num_src: 30, avg_degree: 3, super_degree: 65 },
+    Case { heads: 8, feat: 33, num_dst: 16, num_src: 10, avg_degree: 2, super_degree: 40 },
+    Case { heads: 1, feat: 64, num_dst: 36, num_src: 36, avg_degree: 5, super_degree: 80 },
+    Case { heads: 2, feat: 100, num_dst: 20, num_src: 28, avg_degree: 3, super_degree: 50 },
+    Case { heads: 3, feat: 128, num_dst: 22, num_src: 14, avg_degree: 3, super_degree: 45 },
+    Case { heads: 8, feat: 256, num_dst: 12, num_src: 12, avg_degree: 2, super_degree: 36 },
 ];
 
 fn case_inputs(index: usize) -> (ChaCha8Rng, Graph, Inputs) {
@@ -725,10 +512,7 @@ fn any_group_width_is_correct() {
     // the row), for every kernel, on a scalar-path and a vector-path case.
     for i in [1, 4] {
         for group in [1, 4, WARP_SIZE] {
-            let kn = Knobs {
-                group: Some(group),
-                max_blocks: u32::MAX,
-            };
+            let kn = Knobs { group: Some(group), max_blocks: u32::MAX };
             let (mut rng, g, x) = case_inputs(i);
             let l = format!("{} group={group}", label(i));
             check_kernels(&l, &mut rng, &g, &x, kn);
@@ -753,16 +537,8 @@ fn results_are_bit_identical_across_runs_and_grid_sizes() {
         let first = all(DEFAULT);
         assert_eq!(all(DEFAULT), first, "{}: a second run differs", label(i));
         for max_blocks in [1, 3] {
-            let kn = Knobs {
-                group: None,
-                max_blocks,
-            };
-            assert_eq!(
-                all(kn),
-                first,
-                "{}: grid of {max_blocks} blocks differs",
-                label(i)
-            );
+            let kn = Knobs { group: None, max_blocks };
+            assert_eq!(all(kn), first, "{}: grid of {max_blocks} blocks differs", label(i));
         }
     }
 }
@@ -775,68 +551,35 @@ fn spmm_is_independent_of_the_group_width() {
     let base = spmm(&g, x.dims, &w, &x.v, 0.5, DEFAULT);
     let base_t = spmm_transposed(&g, x.dims, &w, &x.q, 0.5, DEFAULT);
     for group in [1, 2, 8, 16, 32] {
-        let kn = Knobs {
-            group: Some(group),
-            max_blocks: u32::MAX,
-        };
+        let kn = Knobs { group: Some(group), max_blocks: u32::MAX };
         assert_eq!(bits(&spmm(&g, x.dims, &w, &x.v, 0.5, kn)), bits(&base));
-        assert_eq!(
-            bits(&spmm_transposed(&g, x.dims, &w, &x.q, 0.5, kn)),
-            bits(&base_t)
-        );
+        assert_eq!(bits(&spmm_transposed(&g, x.dims, &w, &x.q, 0.5, kn)), bits(&base_t));
     }
 }
 
 #[test]
 fn empty_rows_give_zero_output_and_gradient_and_lse_minus_infinity() {
     // Half the rows empty, and a source node nobody attends to (an empty CSC column).
-    let rows: Vec<Vec<u32>> = (0..8)
-        .map(|i| {
-            if i % 2 == 0 {
-                Vec::new()
-            } else {
-                vec![0, 1, 2, (i % 3) as u32]
-            }
-        })
-        .collect();
+    let rows: Vec<Vec<u32>> =
+        (0..8).map(|i| if i % 2 == 0 { Vec::new() } else { vec![0, 1, 2, (i % 3) as u32] }).collect();
     let g = Graph::from_rows(5, &rows);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let x = Inputs::random(&mut rng, &g, 2, 8);
     let f = x.dims.heads * x.dims.feat;
-    for (out, lse) in [
-        unfused_forward(&g, &x, DEFAULT),
-        edge_parallel_forward(&g, &x, DEFAULT),
-    ] {
+    for (out, lse) in [unfused_forward(&g, &x, DEFAULT), edge_parallel_forward(&g, &x, DEFAULT)] {
         for i in (0..8).step_by(2) {
-            assert!(
-                out[i * f..(i + 1) * f].iter().all(|&o| o.to_bits() == 0),
-                "row {i}"
-            );
-            assert!(
-                lse[i * 2..i * 2 + 2]
-                    .iter()
-                    .all(|&l| l == f32::NEG_INFINITY),
-                "row {i}"
-            );
+            assert!(out[i * f..(i + 1) * f].iter().all(|&o| o.to_bits() == 0), "row {i}");
+            assert!(lse[i * 2..i * 2 + 2].iter().all(|&l| l == f32::NEG_INFINITY), "row {i}");
         }
     }
     let (dq, dk, dv) = backward(&g, &x, DEFAULT);
     for i in (0..8).step_by(2) {
-        assert!(
-            dq[i * f..(i + 1) * f].iter().all(|&d| d.to_bits() == 0),
-            "dq row {i}"
-        );
+        assert!(dq[i * f..(i + 1) * f].iter().all(|&d| d.to_bits() == 0), "dq row {i}");
     }
     // Sources 3 and 4: 4 is no one's neighbour; 3 is nobody's either (i % 3 ≤ 2).
     for j in 3..5 {
-        assert!(
-            dk[j * f..(j + 1) * f].iter().all(|&d| d.to_bits() == 0),
-            "dk {j}"
-        );
-        assert!(
-            dv[j * f..(j + 1) * f].iter().all(|&d| d.to_bits() == 0),
-            "dv {j}"
-        );
+        assert!(dk[j * f..(j + 1) * f].iter().all(|&d| d.to_bits() == 0), "dk {j}");
+        assert!(dv[j * f..(j + 1) * f].iter().all(|&d| d.to_bits() == 0), "dv {j}");
     }
     check_forward("empty rows", &g, &x, DEFAULT);
     check_backward("empty rows", &g, &x, DEFAULT);
@@ -847,10 +590,7 @@ fn a_graph_without_edges_writes_zeros() {
     let g = Graph::from_rows(3, &[Vec::new(), Vec::new()]);
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let x = Inputs::random(&mut rng, &g, 3, 4);
-    for (out, lse) in [
-        unfused_forward(&g, &x, DEFAULT),
-        edge_parallel_forward(&g, &x, DEFAULT),
-    ] {
+    for (out, lse) in [unfused_forward(&g, &x, DEFAULT), edge_parallel_forward(&g, &x, DEFAULT)] {
         assert!(out.iter().all(|&o| o.to_bits() == 0));
         assert!(lse.iter().all(|&l| l == f32::NEG_INFINITY));
     }
@@ -864,13 +604,7 @@ fn rows_of_negative_infinity_scores_are_treated_as_empty() {
     let g = Graph::from_rows(3, &[vec![0, 1], vec![0, 1, 2]]);
     let heads = 1;
     let dims = Dims { heads, feat: 3 };
-    let scores = [
-        f32::NEG_INFINITY,
-        f32::NEG_INFINITY,
-        0.5,
-        f32::NEG_INFINITY,
-        -1.0,
-    ];
+    let scores = [f32::NEG_INFINITY, f32::NEG_INFINITY, 0.5, f32::NEG_INFINITY, -1.0];
     let (alpha, lse) = edge_softmax(&g, heads, &scores, true, DEFAULT);
     let (t_alpha, t_lse) = reference::row_softmax(&g.pattern(), heads, &upcast(&scores)).unwrap();
     let (n_alpha, n_lse) = reference::row_softmax(&g.pattern(), heads, &scores).unwrap();

@@ -11,24 +11,13 @@ use dfgnn_graphs::format::edge_list;
 use dfgnn_graphs::generate::erdos_renyi;
 
 fn main() {
-    let edges: f64 = std::env::var("DFGNN_BENCH_EDGES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_971_520.0);
+    let edges: f64 = std::env::var("DFGNN_BENCH_EDGES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_971_520.0);
     let n = 1usize << 21;
-    let g =
-        erdos_renyi(n, edges / n as f64, 1).expect("benchmark graph parameters should be valid");
-    let path =
-        std::env::temp_dir().join(format!("dfgnn-edge-list-bench-{}.txt", std::process::id()));
+    let g = erdos_renyi(n, edges / n as f64, 1).expect("benchmark graph parameters should be valid");
+    let path = std::env::temp_dir().join(format!("dfgnn-edge-list-bench-{}.txt", std::process::id()));
     edge_list::write(&path, &g).expect("the temporary directory should be writable");
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "edge list: {} nodes, {} edges, {:.1} MB at {}",
-        g.num_dst(),
-        g.nnz(),
-        bytes as f64 / 1e6,
-        path.display()
-    );
+    println!("edge list: {} nodes, {} edges, {:.1} MB at {}", g.num_dst(), g.nnz(), bytes as f64 / 1e6, path.display());
     let loaded = edge_list::read(&path).expect("the written file should load");
     assert_eq!(loaded, g, "the loaded graph should equal the written one");
     let mut times = Vec::new();

@@ -7,11 +7,7 @@ use dfgnn_graphs::{GraphStats, named};
 
 fn main() {
     let names: Vec<String> = std::env::args().skip(1).collect();
-    let names = if names.is_empty() {
-        named::BENCHMARKS.iter().map(|s| s.to_string()).collect()
-    } else {
-        names
-    };
+    let names = if names.is_empty() { named::BENCHMARKS.iter().map(|s| s.to_string()).collect() } else { names };
     for name in names {
         let start = Instant::now();
         match named::generate(&name) {

@@ -29,13 +29,7 @@ pub fn single_self_loop() -> Csr {
 /// 64 nodes where every third row is empty (zero in-degree) and the others have 1-5 edges.
 pub fn isolated_nodes() -> Csr {
     let rows: Vec<Vec<u32>> = (0..64u32)
-        .map(|i| {
-            if i % 3 == 0 {
-                Vec::new()
-            } else {
-                (0..1 + i % 5).map(|k| (i * 7 + k * 13) % 64).collect()
-            }
-        })
+        .map(|i| if i % 3 == 0 { Vec::new() } else { (0..1 + i % 5).map(|k| (i * 7 + k * 13) % 64).collect() })
         .collect();
     valid(Csr::from_rows(64, &rows))
 }
@@ -79,9 +73,7 @@ pub fn duplicates() -> Csr {
 
 /// A bipartite block: 30 destinations, 70 sources, some empty rows (a sampled mini-batch).
 pub fn bipartite() -> Csr {
-    let rows: Vec<Vec<u32>> = (0..30u32)
-        .map(|i| (0..(i % 7) * 3).map(|k| (i * 17 + k * 29) % 70).collect())
-        .collect();
+    let rows: Vec<Vec<u32>> = (0..30u32).map(|i| (0..(i % 7) * 3).map(|k| (i * 17 + k * 29) % 70).collect()).collect();
     valid(Csr::from_rows(70, &rows))
 }
 

@@ -39,13 +39,7 @@ impl Csr {
                 *slot += 1;
             }
         }
-        Csc {
-            num_dst: self.num_dst(),
-            num_src: self.num_src(),
-            offsets,
-            rows,
-            edge_ids,
-        }
+        Csc { num_dst: self.num_dst(), num_src: self.num_src(), offsets, rows, edge_ids }
     }
 }
 
@@ -130,13 +124,7 @@ impl Csc {
 
     /// Takes the transpose apart: `(num_dst, num_src, offsets, rows, edge_ids)`.
     pub fn into_parts(self) -> (usize, usize, Vec<u64>, Vec<u32>, Vec<u64>) {
-        (
-            self.num_dst,
-            self.num_src,
-            self.offsets,
-            self.rows,
-            self.edge_ids,
-        )
+        (self.num_dst, self.num_src, self.offsets, self.rows, self.edge_ids)
     }
 }
 

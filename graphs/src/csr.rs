@@ -32,38 +32,22 @@ impl Csr {
     ///
     /// # Errors
     /// The [`GraphError`] variant names the first violated rule and where it is violated.
-    pub fn new(
-        num_dst: usize,
-        num_src: usize,
-        offsets: Vec<u64>,
-        columns: Vec<u32>,
-    ) -> Result<Csr> {
+    pub fn new(num_dst: usize, num_src: usize, offsets: Vec<u64>, columns: Vec<u32>) -> Result<Csr> {
         check_side("num_dst", num_dst)?;
         check_side("num_src", num_src)?;
         let expected = num_dst + 1;
         if offsets.len() != expected {
-            return Err(GraphError::OffsetsLength {
-                num_dst,
-                expected,
-                found: offsets.len(),
-            });
+            return Err(GraphError::OffsetsLength { num_dst, expected, found: offsets.len() });
         }
         if offsets[0] != 0 {
             return Err(GraphError::OffsetsStart { found: offsets[0] });
         }
         if let Some(row) = offsets.windows(2).position(|w| w[0] > w[1]) {
-            return Err(GraphError::OffsetsDecrease {
-                row,
-                start: offsets[row],
-                end: offsets[row + 1],
-            });
+            return Err(GraphError::OffsetsDecrease { row, start: offsets[row], end: offsets[row + 1] });
         }
         let nnz = columns.len();
         if offsets[num_dst] != nnz as u64 {
-            return Err(GraphError::OffsetsEnd {
-                found: offsets[num_dst],
-                nnz,
-            });
+            return Err(GraphError::OffsetsEnd { found: offsets[num_dst], nnz });
         }
         // The fast path only looks at the largest column; the row scan runs only to name the
         // offending edge.
@@ -72,19 +56,9 @@ impl Csr {
             && let Some(position) = columns.iter().position(|&c| too_big(c))
         {
             let row = offsets.partition_point(|&o| o <= position as u64) - 1;
-            return Err(GraphError::ColumnOutOfRange {
-                row,
-                position,
-                column: columns[position],
-                num_src,
-            });
+            return Err(GraphError::ColumnOutOfRange { row, position, column: columns[position], num_src });
         }
-        Ok(Csr {
-            num_dst,
-            num_src,
-            offsets,
-            columns,
-        })
+        Ok(Csr { num_dst, num_src, offsets, columns })
     }
 
     /// A graph with no edges.
@@ -108,11 +82,7 @@ impl Csr {
     }
 
     /// [`Csr::from_edges`] over the concatenation of several slices, without concatenating them.
-    pub(crate) fn from_edge_slices(
-        num_dst: usize,
-        num_src: usize,
-        slices: &[&[(u32, u32)]],
-    ) -> Result<Csr> {
+    pub(crate) fn from_edge_slices(num_dst: usize, num_src: usize, slices: &[&[(u32, u32)]]) -> Result<Csr> {
         check_side("num_dst", num_dst)?;
         check_side("num_src", num_src)?;
         let mut counts = vec![0u64; num_dst + 1];
@@ -262,12 +232,7 @@ impl Csr {
 /// Checks that a side of the graph fits `u32` node ids.
 pub(crate) fn check_side(what: &'static str, count: usize) -> Result<()> {
     if count as u64 > MAX_NODES {
-        return Err(GraphError::TooLarge {
-            what,
-            count: count as u64,
-            limit: MAX_NODES,
-            reason: "node ids are u32",
-        });
+        return Err(GraphError::TooLarge { what, count: count as u64, limit: MAX_NODES, reason: "node ids are u32" });
     }
     Ok(())
 }
@@ -301,65 +266,22 @@ mod tests {
     #[test]
     fn new_names_each_violation() {
         let e = Csr::new(2, 2, vec![0, 1], vec![0]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                GraphError::OffsetsLength {
-                    expected: 3,
-                    found: 2,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::OffsetsLength { expected: 3, found: 2, .. }), "{e}");
         let e = Csr::new(1, 2, vec![1, 1], vec![0]).unwrap_err();
         assert!(matches!(e, GraphError::OffsetsStart { found: 1 }), "{e}");
         let e = Csr::new(3, 2, vec![0, 2, 1, 2], vec![0, 1]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                GraphError::OffsetsDecrease {
-                    row: 1,
-                    start: 2,
-                    end: 1
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::OffsetsDecrease { row: 1, start: 2, end: 1 }), "{e}");
         let e = Csr::new(1, 2, vec![0, 1], vec![0, 1]).unwrap_err();
-        assert!(
-            matches!(e, GraphError::OffsetsEnd { found: 1, nnz: 2 }),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::OffsetsEnd { found: 1, nnz: 2 }), "{e}");
         let e = Csr::new(3, 2, vec![0, 1, 1, 3], vec![0, 1, 2]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                GraphError::ColumnOutOfRange {
-                    row: 2,
-                    position: 2,
-                    column: 2,
-                    num_src: 2
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::ColumnOutOfRange { row: 2, position: 2, column: 2, num_src: 2 }), "{e}");
         assert!(e.to_string().contains("row 2"), "{e}");
     }
 
     #[test]
     fn sides_are_limited_to_u32_ids() {
         let e = Csr::from_edges(1, (MAX_NODES + 1) as usize, &[]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                GraphError::TooLarge {
-                    what: "num_src",
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::TooLarge { what: "num_src", .. }), "{e}");
     }
 
     #[test]
@@ -368,17 +290,7 @@ mod tests {
         assert_eq!(g.offsets(), &[0, 2, 2, 5]);
         assert_eq!(g.columns(), &[2, 2, 3, 1, 0]);
         let e = Csr::from_edges(3, 4, &[(0, 0), (3, 0)]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                GraphError::EdgeOutOfRange {
-                    index: 1,
-                    dst: 3,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, GraphError::EdgeOutOfRange { index: 1, dst: 3, .. }), "{e}");
     }
 
     #[test]
@@ -394,11 +306,7 @@ mod tests {
     fn max_edges_in_row_group_uses_aligned_groups() {
         // Degrees 1, 3, 3, 1, 2: aligned pairs are (1+3), (3+1), (2); an unaligned pair would
         // see 3 + 3 = 6.
-        let g = Csr::from_rows(
-            1,
-            &[vec![0; 1], vec![0; 3], vec![0; 3], vec![0; 1], vec![0; 2]],
-        )
-        .unwrap();
+        let g = Csr::from_rows(1, &[vec![0; 1], vec![0; 3], vec![0; 3], vec![0; 1], vec![0; 2]]).unwrap();
         assert_eq!(g.max_edges_in_row_group(1), 3);
         assert_eq!(g.max_edges_in_row_group(2), 4);
         assert_eq!(g.max_edges_in_row_group(3), 7);

@@ -11,9 +11,7 @@ use std::io;
 #[non_exhaustive]
 pub enum GraphError {
     /// `offsets` does not have `num_dst + 1` entries.
-    #[error(
-        "offsets has {found} entries, but {num_dst} destination rows need num_dst + 1 = {expected}"
-    )]
+    #[error("offsets has {found} entries, but {num_dst} destination rows need num_dst + 1 = {expected}")]
     OffsetsLength {
         /// The number of destination rows.
         num_dst: usize,
@@ -59,9 +57,7 @@ pub enum GraphError {
         num_src: usize,
     },
     /// An edge given as a `(dst, src)` pair lies outside the graph.
-    #[error(
-        "edge {index} = (dst {dst}, src {src}) is out of range for {num_dst} x {num_src} nodes"
-    )]
+    #[error("edge {index} = (dst {dst}, src {src}) is out of range for {num_dst} x {num_src} nodes")]
     EdgeOutOfRange {
         /// The position of the edge in the input.
         index: usize,
@@ -87,9 +83,7 @@ pub enum GraphError {
         reason: &'static str,
     },
     /// An operation defined only for square graphs got a bipartite one.
-    #[error(
-        "{operation} needs a square graph, but this one has {num_dst} destination and {num_src} source nodes"
-    )]
+    #[error("{operation} needs a square graph, but this one has {num_dst} destination and {num_src} source nodes")]
     NotSquare {
         /// The operation.
         operation: &'static str,
@@ -179,39 +173,22 @@ pub type Result<T, E = GraphError> = std::result::Result<T, E>;
 impl GraphError {
     /// Wraps an I/O error with the file it happened on.
     pub fn io(file: impl Into<String>, error: io::Error) -> Self {
-        GraphError::Io {
-            file: file.into(),
-            error,
-        }
+        GraphError::Io { file: file.into(), error }
     }
 
     pub(crate) fn text(file: &str, line: u64, message: impl Into<String>) -> Self {
-        GraphError::Text {
-            file: file.to_string(),
-            line,
-            message: message.into(),
-        }
+        GraphError::Text { file: file.to_string(), line, message: message.into() }
     }
 
     pub(crate) fn binary(file: &str, offset: u64, message: impl Into<String>) -> Self {
-        GraphError::Binary {
-            file: file.to_string(),
-            offset,
-            message: message.into(),
-        }
+        GraphError::Binary { file: file.to_string(), offset, message: message.into() }
     }
 
     pub(crate) fn content(file: &str, message: impl Into<String>) -> Self {
-        GraphError::Content {
-            file: file.to_string(),
-            message: message.into(),
-        }
+        GraphError::Content { file: file.to_string(), message: message.into() }
     }
 
     pub(crate) fn param(context: &'static str, message: impl Into<String>) -> Self {
-        GraphError::InvalidParameter {
-            context,
-            message: message.into(),
-        }
+        GraphError::InvalidParameter { context, message: message.into() }
     }
 }

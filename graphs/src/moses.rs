@@ -42,9 +42,7 @@ impl Split {
 
 /// `$DFGNN_MOSES_DIR`, if it is set and names a directory.
 pub fn data_dir() -> Option<PathBuf> {
-    std::env::var_os(DIR_ENV)
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
+    std::env::var_os(DIR_ENV).map(PathBuf::from).filter(|p| p.is_dir())
 }
 
 /// Reads up to `limit` SMILES strings (all with `None`) from a MOSES `.csv.gz` file: the first
@@ -58,17 +56,9 @@ pub fn read_smiles(path: impl AsRef<Path>, limit: Option<usize>) -> Result<Vec<S
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| GraphError::io(&name, e))?;
     let mut lines = BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)).lines();
-    let header = lines
-        .next()
-        .transpose()
-        .map_err(|e| GraphError::io(&name, e))?
-        .unwrap_or_default();
+    let header = lines.next().transpose().map_err(|e| GraphError::io(&name, e))?.unwrap_or_default();
     if header.split(',').next().map(str::trim) != Some("SMILES") {
-        return Err(GraphError::text(
-            &name,
-            1,
-            format!("expected a SMILES header, found {header:?}"),
-        ));
+        return Err(GraphError::text(&name, 1, format!("expected a SMILES header, found {header:?}")));
     }
     let mut out = Vec::new();
     for (k, line) in lines.enumerate() {

@@ -85,11 +85,7 @@ pub struct NamedGraph {
 /// # Errors
 /// [`GraphError::UnknownName`] with the reason and the [`GRAMMAR`].
 pub fn parse(name: &str) -> Result<NamedGraph> {
-    let fail = |reason: String| GraphError::UnknownName {
-        name: name.to_string(),
-        reason,
-        grammar: GRAMMAR,
-    };
+    let fail = |reason: String| GraphError::UnknownName { name: name.to_string(), reason, grammar: GRAMMAR };
     let mut tokens = name.split('-');
     let family = tokens.next().unwrap_or_default();
     let rest: Vec<&str> = tokens.collect();
@@ -98,11 +94,7 @@ pub fn parse(name: &str) -> Result<NamedGraph> {
         if corner::by_name(&corner_name).is_none() {
             return Err(fail(format!("no corner case named {corner_name:?}")));
         }
-        return Ok(NamedGraph {
-            spec: GraphSpec::Corner(corner_name),
-            seed: 0,
-            hubs: None,
-        });
+        return Ok(NamedGraph { spec: GraphSpec::Corner(corner_name), seed: 0, hubs: None });
     }
     let required = match family {
         "er" | "pl" | "rmat" | "batch" => 2,
@@ -125,16 +117,11 @@ pub fn parse(name: &str) -> Result<NamedGraph> {
     for &option in options {
         let (key, value) = option.split_at(option.chars().next().map_or(0, char::len_utf8));
         match key {
-            "s" => {
-                seed = value
-                    .parse()
-                    .map_err(|_| fail(format!("bad seed {value:?}")))?
-            }
+            "s" => seed = value.parse().map_err(|_| fail(format!("bad seed {value:?}")))?,
             "g" if family == "pl" => gamma = Some(decimal(value).map_err(fail)?),
             "h" if matches!(family, "er" | "pl" | "rmat") => {
-                let (k, d) = value
-                    .split_once('x')
-                    .ok_or_else(|| fail(format!("hubs need h<k>x<D>, found {option:?}")))?;
+                let (k, d) =
+                    value.split_once('x').ok_or_else(|| fail(format!("hubs need h<k>x<D>, found {option:?}")))?;
                 hubs = Some((count(k).map_err(fail)?, count(d).map_err(fail)?));
             }
             _ => return Err(fail(format!("unexpected field {option:?} for {family}"))),
@@ -147,27 +134,20 @@ pub fn parse(name: &str) -> Result<NamedGraph> {
             if family == "er" {
                 GraphSpec::ErdosRenyi { n, degree }
             } else {
-                GraphSpec::PowerLaw {
-                    n,
-                    degree,
-                    gamma: gamma.unwrap_or(2.1),
-                }
+                GraphSpec::PowerLaw { n, degree, gamma: gamma.unwrap_or(2.1) }
             }
         }
         "rmat" => {
             let scale = field(sizes[0], 's').map_err(fail)?;
             let ef = field(sizes[1], 'e').map_err(fail)?;
             GraphSpec::Rmat {
-                scale: scale
-                    .parse()
-                    .map_err(|_| fail(format!("bad scale {scale:?}")))?,
+                scale: scale.parse().map_err(|_| fail(format!("bad scale {scale:?}")))?,
                 edge_factor: count(&ef).map_err(fail)? as u64,
             }
         }
         "batch" => {
-            let (g, n) = sizes[0]
-                .split_once('x')
-                .ok_or_else(|| fail(format!("batch needs <G>x<n>, found {:?}", sizes[0])))?;
+            let (g, n) =
+                sizes[0].split_once('x').ok_or_else(|| fail(format!("batch needs <G>x<n>, found {:?}", sizes[0])))?;
             GraphSpec::SbmBatch {
                 graphs: count(g).map_err(fail)?,
                 nodes: count(n).map_err(fail)?,
@@ -176,10 +156,7 @@ pub fn parse(name: &str) -> Result<NamedGraph> {
         }
         _ => {
             let (g, atoms) = sizes[0].split_once('x').unwrap_or((sizes[0], "22"));
-            GraphSpec::Molecules {
-                graphs: count(g).map_err(fail)?,
-                atoms: count(atoms).map_err(fail)?,
-            }
+            GraphSpec::Molecules { graphs: count(g).map_err(fail)?, atoms: count(atoms).map_err(fail)? }
         }
     };
     Ok(NamedGraph { spec, seed, hubs })
@@ -206,15 +183,10 @@ impl NamedGraph {
             GraphSpec::ErdosRenyi { n, degree } => erdos_renyi(*n, *degree, seed)?,
             GraphSpec::PowerLaw { n, degree, gamma } => chung_lu(*n, *degree, *gamma, seed)?,
             GraphSpec::Rmat { scale, edge_factor } => rmat(*scale, *edge_factor, seed)?,
-            GraphSpec::SbmBatch {
-                graphs,
-                nodes,
-                degree,
-            } => sbm_batch(*graphs, *nodes, *degree, seed)?.graph,
+            GraphSpec::SbmBatch { graphs, nodes, degree } => sbm_batch(*graphs, *nodes, *degree, seed)?.graph,
             GraphSpec::Molecules { graphs, atoms } => molecule_batch(*graphs, *atoms, seed)?.graph,
-            GraphSpec::Corner(name) => corner::by_name(name).ok_or_else(|| {
-                GraphError::param("named::generate", format!("no corner case {name:?}"))
-            })?,
+            GraphSpec::Corner(name) => corner::by_name(name)
+                .ok_or_else(|| GraphError::param("named::generate", format!("no corner case {name:?}")))?,
         };
         match self.hubs {
             Some((k, d)) => inject_hubs(&g, k, d, seed ^ 0x6875_6273),
@@ -243,9 +215,7 @@ fn count(text: &str) -> std::result::Result<usize, String> {
 fn decimal(text: &str) -> std::result::Result<f64, String> {
     text.parse::<f64>()
         .ok()
-        .filter(|v| {
-            v.is_finite() && *v >= 0.0 && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        })
+        .filter(|v| v.is_finite() && *v >= 0.0 && text.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
         .ok_or_else(|| format!("bad number {text:?}"))
 }
 
@@ -259,59 +229,23 @@ mod tests {
         assert_eq!(
             p,
             NamedGraph {
-                spec: GraphSpec::PowerLaw {
-                    n: 65536,
-                    degree: 8.5,
-                    gamma: 2.5
-                },
+                spec: GraphSpec::PowerLaw { n: 65536, degree: 8.5, gamma: 2.5 },
                 seed: 3,
                 hubs: Some((2, 100)),
             }
         );
-        assert_eq!(
-            parse("er-1M-d16").unwrap().spec,
-            GraphSpec::ErdosRenyi {
-                n: 1 << 20,
-                degree: 16.0
-            }
-        );
+        assert_eq!(parse("er-1M-d16").unwrap().spec, GraphSpec::ErdosRenyi { n: 1 << 20, degree: 16.0 });
         assert_eq!(
             parse("rmat-s20-e16-s7").unwrap(),
-            NamedGraph {
-                spec: GraphSpec::Rmat {
-                    scale: 20,
-                    edge_factor: 16
-                },
-                seed: 7,
-                hubs: None
-            }
+            NamedGraph { spec: GraphSpec::Rmat { scale: 20, edge_factor: 16 }, seed: 7, hubs: None }
         );
         assert_eq!(
             parse("batch-1024x120-d50").unwrap().spec,
-            GraphSpec::SbmBatch {
-                graphs: 1024,
-                nodes: 120,
-                degree: 50.0
-            }
+            GraphSpec::SbmBatch { graphs: 1024, nodes: 120, degree: 50.0 }
         );
-        assert_eq!(
-            parse("mol-4K").unwrap().spec,
-            GraphSpec::Molecules {
-                graphs: 4096,
-                atoms: 22
-            }
-        );
-        assert_eq!(
-            parse("mol-10x30").unwrap().spec,
-            GraphSpec::Molecules {
-                graphs: 10,
-                atoms: 30
-            }
-        );
-        assert_eq!(
-            parse("corner-star").unwrap().spec,
-            GraphSpec::Corner("star".into())
-        );
+        assert_eq!(parse("mol-4K").unwrap().spec, GraphSpec::Molecules { graphs: 4096, atoms: 22 });
+        assert_eq!(parse("mol-10x30").unwrap().spec, GraphSpec::Molecules { graphs: 10, atoms: 30 });
+        assert_eq!(parse("corner-star").unwrap().spec, GraphSpec::Corner("star".into()));
     }
 
     #[test]
@@ -344,10 +278,7 @@ mod tests {
         assert_eq!(generate("er-1K-d4").unwrap().nnz(), 4096);
         assert!(generate("pl-4K-d8").unwrap().nnz() > 20_000);
         assert_eq!(generate("rmat-s10-e4").unwrap().nnz(), 4096);
-        assert_eq!(
-            generate("batch-4x40-d10").unwrap(),
-            generate("batch-4x40-d10-s0").unwrap()
-        );
+        assert_eq!(generate("batch-4x40-d10").unwrap(), generate("batch-4x40-d10-s0").unwrap());
         assert_ne!(generate("mol-8").unwrap(), generate("mol-8-s1").unwrap());
         assert_eq!(generate("corner-empty").unwrap().num_dst(), 0);
         let h = crate::GraphStats::of(&generate("er-1K-d4-h2x500").unwrap());

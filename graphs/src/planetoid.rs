@@ -41,11 +41,7 @@ impl Planetoid {
 
     /// The number of classes (largest label + 1).
     pub fn num_classes(&self) -> usize {
-        self.labels
-            .iter()
-            .copied()
-            .max()
-            .map_or(0, |m| (m + 1).max(0) as usize)
+        self.labels.iter().copied().max().map_or(0, |m| (m + 1).max(0) as usize)
     }
 }
 
@@ -74,25 +70,17 @@ pub fn load(path: impl AsRef<Path>) -> Result<Planetoid> {
     let graph = npz.csr()?;
     let n = graph.num_dst();
     if !graph.is_square() {
-        return Err(GraphError::content(
-            &file,
-            format!("adjacency is {} x {}, not square", n, graph.num_src()),
-        ));
+        return Err(GraphError::content(&file, format!("adjacency is {} x {}, not square", n, graph.num_src())));
     }
     let features = npz.array("features")?;
     let num_features = match features.shape[..] {
         [rows, cols] if rows == n => cols,
         _ => {
-            return Err(GraphError::content(
-                &file,
-                format!("features have shape {:?}, want [{n}, F]", features.shape),
-            ));
+            return Err(GraphError::content(&file, format!("features have shape {:?}, want [{n}, F]", features.shape)));
         }
     };
     let features = features.to_f32(&npz.member_name("features"))?;
-    let labels: Vec<i64> =
-        npz.array("labels")?
-            .to_ints(&npz.member_name("labels"), -1, i64::MAX as i128)?;
+    let labels: Vec<i64> = npz.array("labels")?.to_ints(&npz.member_name("labels"), -1, i64::MAX as i128)?;
     let mut masks = Vec::with_capacity(3);
     for key in ["train_mask", "val_mask", "test_mask"] {
         masks.push(npz.array(key)?.to_bools(&npz.member_name(key))?);
@@ -104,22 +92,11 @@ pub fn load(path: impl AsRef<Path>) -> Result<Planetoid> {
         ("test_mask", masks[2].len()),
     ] {
         if len != n {
-            return Err(GraphError::content(
-                &file,
-                format!("{key} has {len} entries for {n} nodes"),
-            ));
+            return Err(GraphError::content(&file, format!("{key} has {len} entries for {n} nodes")));
         }
     }
     let test_mask = masks.pop().unwrap_or_default();
     let val_mask = masks.pop().unwrap_or_default();
     let train_mask = masks.pop().unwrap_or_default();
-    Ok(Planetoid {
-        graph,
-        features,
-        num_features,
-        labels,
-        train_mask,
-        val_mask,
-        test_mask,
-    })
+    Ok(Planetoid { graph, features, num_features, labels, train_mask, val_mask, test_mask })
 }

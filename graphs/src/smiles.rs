@@ -13,14 +13,13 @@ use crate::transform::{Batch, block_diagonal};
 
 /// The element symbols, for validating bracket atoms.
 const ELEMENTS: &[&str] = &[
-    "H", "He", "Li", "Be", "B", "C", "N", "O", "F", "Ne", "Na", "Mg", "Al", "Si", "P", "S", "Cl",
-    "Ar", "K", "Ca", "Sc", "Ti", "V", "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As",
-    "Se", "Br", "Kr", "Rb", "Sr", "Y", "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In",
-    "Sn", "Sb", "Te", "I", "Xe", "Cs", "Ba", "La", "Ce", "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb",
-    "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W", "Re", "Os", "Ir", "Pt", "Au", "Hg", "Tl",
-    "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U", "Np", "Pu", "Am", "Cm", "Bk",
-    "Cf", "Es", "Fm", "Md", "No", "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh",
-    "Fl", "Mc", "Lv", "Ts", "Og",
+    "H", "He", "Li", "Be", "B", "C", "N", "O", "F", "Ne", "Na", "Mg", "Al", "Si", "P", "S", "Cl", "Ar", "K", "Ca",
+    "Sc", "Ti", "V", "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As", "Se", "Br", "Kr", "Rb", "Sr", "Y",
+    "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In", "Sn", "Sb", "Te", "I", "Xe", "Cs", "Ba", "La", "Ce",
+    "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W", "Re", "Os", "Ir",
+    "Pt", "Au", "Hg", "Tl", "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U", "Np", "Pu", "Am", "Cm",
+    "Bk", "Cf", "Es", "Fm", "Md", "No", "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl", "Mc",
+    "Lv", "Ts", "Og",
 ];
 
 /// The aromatic symbols allowed in brackets.
@@ -84,10 +83,8 @@ impl Molecule {
             rows[b.a as usize].push(b.b);
             rows[b.b as usize].push(b.a);
         }
-        rows.iter_mut()
-            .for_each(|r: &mut Vec<u32>| r.sort_unstable());
-        Csr::from_rows(self.atoms.len(), &rows)
-            .unwrap_or_else(|e| unreachable!("bonds join parsed atoms: {e}"))
+        rows.iter_mut().for_each(|r: &mut Vec<u32>| r.sort_unstable());
+        Csr::from_rows(self.atoms.len(), &rows).unwrap_or_else(|e| unreachable!("bonds join parsed atoms: {e}"))
     }
 }
 
@@ -96,13 +93,7 @@ impl Molecule {
 /// # Errors
 /// [`GraphError::Smiles`] with the byte position and what is wrong.
 pub fn parse(smiles: &str) -> Result<Molecule> {
-    Parser {
-        s: smiles.as_bytes(),
-        smiles,
-        pos: 0,
-        mol: Molecule::default(),
-    }
-    .run()
+    Parser { s: smiles.as_bytes(), smiles, pos: 0, mol: Molecule::default() }.run()
 }
 
 /// Parses several SMILES strings and packs their graphs into one block-diagonal graph.
@@ -110,10 +101,7 @@ pub fn parse(smiles: &str) -> Result<Molecule> {
 /// # Errors
 /// The first [`GraphError::Smiles`], or [`GraphError::TooLarge`] for more than `2^32` atoms.
 pub fn batch<S: AsRef<str>>(smiles: &[S]) -> Result<Batch> {
-    let graphs = smiles
-        .iter()
-        .map(|s| parse(s.as_ref()).map(|m| m.to_csr()))
-        .collect::<Result<Vec<_>>>()?;
+    let graphs = smiles.iter().map(|s| parse(s.as_ref()).map(|m| m.to_csr())).collect::<Result<Vec<_>>>()?;
     block_diagonal(&graphs)
 }
 
@@ -126,11 +114,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn fail(&self, position: usize, message: impl Into<String>) -> GraphError {
-        GraphError::Smiles {
-            smiles: self.smiles.to_string(),
-            position,
-            message: message.into(),
-        }
+        GraphError::Smiles { smiles: self.smiles.to_string(), position, message: message.into() }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -176,9 +160,7 @@ impl Parser<'_> {
                     if pending.is_some() {
                         return Err(self.fail(at, "bond before ')'"));
                     }
-                    let (p, _) = branches
-                        .pop()
-                        .ok_or_else(|| self.fail(at, "unmatched ')'"))?;
+                    let (p, _) = branches.pop().ok_or_else(|| self.fail(at, "unmatched ')'"))?;
                     prev = p;
                     self.pos += 1;
                 }
@@ -196,15 +178,11 @@ impl Parser<'_> {
                     match rings[number].take() {
                         Some((other, other_bond, _)) => {
                             if other == atom {
-                                return Err(
-                                    self.fail(at, format!("ring {number} closes on its own atom"))
-                                );
+                                return Err(self.fail(at, format!("ring {number} closes on its own atom")));
                             }
                             let order = match (bond, other_bond) {
                                 (Some(a), Some(b)) if a != b => {
-                                    return Err(
-                                        self.fail(at, format!("ring {number} has two bond orders"))
-                                    );
+                                    return Err(self.fail(at, format!("ring {number} has two bond orders")));
                                 }
                                 (Some(a), _) | (None, Some(a)) => a,
                                 (None, None) => self.default_order(other, atom),
@@ -235,11 +213,7 @@ impl Parser<'_> {
         if let Some(&(_, at)) = branches.last() {
             return Err(self.fail(at, "unclosed '('"));
         }
-        if let Some((number, (_, _, at))) = rings
-            .iter()
-            .enumerate()
-            .find_map(|(k, r)| r.map(|r| (k, r)))
-        {
+        if let Some((number, (_, _, at))) = rings.iter().enumerate().find_map(|(k, r)| r.map(|r| (k, r))) {
             return Err(self.fail(at, format!("ring {number} is never closed")));
         }
         Ok(self.mol)
@@ -249,10 +223,7 @@ impl Parser<'_> {
     fn ring_number(&mut self) -> Result<usize> {
         let at = self.pos;
         if self.peek() == Some(b'%') {
-            let digits = self
-                .s
-                .get(at + 1..at + 3)
-                .filter(|d| d.iter().all(u8::is_ascii_digit));
+            let digits = self.s.get(at + 1..at + 3).filter(|d| d.iter().all(u8::is_ascii_digit));
             let d = digits.ok_or_else(|| self.fail(at, "'%' must be followed by two digits"))?;
             self.pos += 3;
             Ok(((d[0] - b'0') * 10 + (d[1] - b'0')) as usize)
@@ -271,12 +242,7 @@ impl Parser<'_> {
     }
 
     fn bond(&mut self, a: u32, b: u32, order: BondOrder, at: usize) -> Result<()> {
-        if self
-            .mol
-            .bonds
-            .iter()
-            .any(|x| (x.a == a && x.b == b) || (x.a == b && x.b == a))
-        {
+        if self.mol.bonds.iter().any(|x| (x.a == a && x.b == b) || (x.a == b && x.b == a)) {
             return Err(self.fail(at, format!("atoms {a} and {b} are bonded twice")));
         }
         self.mol.bonds.push(Bond { a, b, order });
@@ -294,9 +260,7 @@ impl Parser<'_> {
         let (symbol, len) = match (c, two) {
             (b'C', Some(b"Cl")) => ("Cl", 2),
             (b'B', Some(b"Br")) => ("Br", 2),
-            (b'B' | b'C' | b'N' | b'O' | b'P' | b'S' | b'F' | b'I' | b'*', _) => {
-                (&self.smiles[at..at + 1], 1)
-            }
+            (b'B' | b'C' | b'N' | b'O' | b'P' | b'S' | b'F' | b'I' | b'*', _) => (&self.smiles[at..at + 1], 1),
             (b'b' | b'c' | b'n' | b'o' | b'p' | b's', _) => (&self.smiles[at..at + 1], 1),
             _ => {
                 let shown = self.smiles[at..].chars().next().unwrap_or('?');
@@ -305,13 +269,7 @@ impl Parser<'_> {
         };
         self.pos += len;
         let aromatic = symbol.as_bytes()[0].is_ascii_lowercase();
-        Ok(Atom {
-            element: capitalise(symbol),
-            aromatic,
-            charge: 0,
-            hydrogens: 0,
-            isotope: None,
-        })
+        Ok(Atom { element: capitalise(symbol), aromatic, charge: 0, hydrogens: 0, isotope: None })
     }
 
     /// Reads `[isotope? symbol chirality? hcount? charge? class?]`.
@@ -347,10 +305,7 @@ impl Parser<'_> {
             ("*".to_string(), false)
         } else if k < b.len() && b[k].is_ascii_uppercase() {
             k += 1;
-            if k < b.len()
-                && b[k].is_ascii_lowercase()
-                && ELEMENTS.contains(&&body[sym_start..k + 1])
-            {
+            if k < b.len() && b[k].is_ascii_lowercase() && ELEMENTS.contains(&&body[sym_start..k + 1]) {
                 k += 1;
             }
             let symbol = &body[sym_start..k];
@@ -374,10 +329,7 @@ impl Parser<'_> {
             k += 1;
             if k < b.len() && b[k] == b'@' {
                 k += 1;
-            } else if body
-                .get(k..k + 2)
-                .is_some_and(|t| ["TH", "AL", "SP", "TB", "OH"].contains(&t))
-            {
+            } else if body.get(k..k + 2).is_some_and(|t| ["TH", "AL", "SP", "TB", "OH"].contains(&t)) {
                 k += 2;
                 digits(&mut k).ok_or_else(|| err(k, "chirality class needs a number"))?;
             }
@@ -417,13 +369,7 @@ impl Parser<'_> {
             return Err(err(k, "unexpected text in bracket atom"));
         }
         self.pos = close + 1;
-        Ok(Atom {
-            element,
-            aromatic,
-            charge: charge as i8,
-            hydrogens,
-            isotope,
-        })
+        Ok(Atom { element, aromatic, charge: charge as i8, hydrogens, isotope })
     }
 }
 
@@ -441,36 +387,23 @@ mod tests {
     use super::*;
 
     fn edges(smiles: &str) -> Vec<(u32, u32, BondOrder)> {
-        parse(smiles)
-            .unwrap()
-            .bonds
-            .iter()
-            .map(|b| (b.a, b.b, b.order))
-            .collect()
+        parse(smiles).unwrap().bonds.iter().map(|b| (b.a, b.b, b.order)).collect()
     }
 
     #[test]
     fn chains_branches_and_rings() {
         use BondOrder::*;
-        assert_eq!(
-            edges("CC(=O)O"),
-            vec![(0, 1, Single), (1, 2, Double), (1, 3, Single)]
-        );
+        assert_eq!(edges("CC(=O)O"), vec![(0, 1, Single), (1, 2, Double), (1, 3, Single)]);
         // Benzene: 6 aromatic bonds, the ring closure last.
         let benzene = edges("c1ccccc1");
         assert_eq!(benzene.len(), 6);
         assert!(benzene.iter().all(|e| e.2 == Aromatic));
         assert_eq!(benzene[5], (0, 5, Aromatic));
-        assert_eq!(
-            edges("C=1CC1"),
-            vec![(0, 1, Single), (1, 2, Single), (0, 2, Double)]
-        );
+        assert_eq!(edges("C=1CC1"), vec![(0, 1, Single), (1, 2, Single), (0, 2, Double)]);
         assert_eq!(edges("C%12CC%12").len(), 3);
         assert_eq!(edges("[Na+].[Cl-]"), vec![]);
         assert_eq!(edges("F/C=C\\F").len(), 3);
-        let g = parse("CC1C2CCC(C2)C1CN(CCO)C(=O)c1ccc(Cl)cc1")
-            .unwrap()
-            .to_csr();
+        let g = parse("CC1C2CCC(C2)C1CN(CCO)C(=O)c1ccc(Cl)cc1").unwrap().to_csr();
         // 22 heavy atoms, 21 tree bonds and 3 ring closures (norbornane's two rings, benzene).
         assert_eq!(g.num_dst(), 22);
         assert_eq!(g.nnz(), 2 * 24);
@@ -481,10 +414,7 @@ mod tests {
     fn bracket_atoms() {
         let m = parse("[nH]1cc[13CH2:4][C@@H]1[N+](=O)[O-].[Fe+2].[se]1cccc1.[H][H]").unwrap();
         let a = &m.atoms;
-        assert_eq!(
-            (a[0].element.as_str(), a[0].aromatic, a[0].hydrogens),
-            ("N", true, 1)
-        );
+        assert_eq!((a[0].element.as_str(), a[0].aromatic, a[0].hydrogens), ("N", true, 1));
         assert_eq!((a[3].isotope, a[3].hydrogens), (Some(13), 2));
         assert_eq!((a[4].element.as_str(), a[4].hydrogens), ("C", 1));
         assert_eq!((a[5].charge, a[7].charge, a[8].charge), (1, -1, 2));
@@ -519,14 +449,10 @@ mod tests {
             ("Cé", 1, "unexpected character 'é'"),
         ] {
             match parse(s) {
-                Err(GraphError::Smiles {
-                    position, message, ..
-                }) if needle.is_empty() => {
+                Err(GraphError::Smiles { position, message, .. }) if needle.is_empty() => {
                     panic!("{s:?} should parse, got {position}: {message}")
                 }
-                Err(GraphError::Smiles {
-                    position, message, ..
-                }) => {
+                Err(GraphError::Smiles { position, message, .. }) => {
                     assert_eq!(position, pos, "{s:?}: {message}");
                     assert!(message.contains(needle), "{s:?}: {message}");
                 }

@@ -69,10 +69,7 @@ impl DegreeSummary {
         let n = nodes as f64;
         let mean = if nodes == 0 { 0.0 } else { sum as f64 / n };
         // The variance numerator n * sum_sq - sum^2 is exact in u128 for any realistic graph.
-        let var = match (nodes as u128)
-            .checked_mul(sum_sq)
-            .zip(sum.checked_mul(sum))
-        {
+        let var = match (nodes as u128).checked_mul(sum_sq).zip(sum.checked_mul(sum)) {
             _ if nodes == 0 => 0.0,
             Some((a, b)) => a.saturating_sub(b) as f64 / (n * n),
             None => (sum_sq as f64 / n - mean * mean).max(0.0),
@@ -80,27 +77,12 @@ impl DegreeSummary {
         let std_dev = var.sqrt();
         let cv = if mean > 0.0 { std_dev / mean } else { 0.0 };
         let zero = dense[0] as usize;
-        DegreeSummary {
-            nodes,
-            min,
-            max,
-            mean,
-            std_dev,
-            cv,
-            zero,
-            histogram,
-            dense,
-            heavy,
-        }
+        DegreeSummary { nodes, min, max, mean, std_dev, cv, zero, histogram, dense, heavy }
     }
 
     /// The number of nodes with degree strictly above `t`.
     pub fn count_above(&self, t: u64) -> u64 {
-        let dense: u64 = if (t as usize) < DENSE_DEGREES {
-            self.dense[t as usize + 1..].iter().sum()
-        } else {
-            0
-        };
+        let dense: u64 = if (t as usize) < DENSE_DEGREES { self.dense[t as usize + 1..].iter().sum() } else { 0 };
         let heavy = self.heavy.len() - self.heavy.partition_point(|&d| d <= t);
         dense + heavy as u64
     }
@@ -208,29 +190,15 @@ impl GraphStats {
     /// The largest edge count of an aligned group of `r` rows, for `r` in [`ROW_GROUP_SIZES`]
     /// (`None` otherwise; [`Csr::max_edges_in_row_group`] answers any `r`).
     pub fn max_edges_in_row_group(&self, r: usize) -> Option<u64> {
-        self.row_groups
-            .iter()
-            .find(|&&(s, _)| s == r)
-            .map(|&(_, m)| m)
+        self.row_groups.iter().find(|&&(s, _)| s == r).map(|&(_, m)| m)
     }
 }
 
 impl fmt::Display for GraphStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shape = if self.num_dst == self.num_src {
-            "square"
-        } else {
-            "bipartite"
-        };
-        writeln!(
-            f,
-            "nodes: {} dst x {} src ({shape}), edges: {}",
-            self.num_dst, self.num_src, self.nnz
-        )?;
-        for (name, d) in [
-            ("in-degree ", &self.in_degree),
-            ("out-degree", &self.out_degree),
-        ] {
+        let shape = if self.num_dst == self.num_src { "square" } else { "bipartite" };
+        writeln!(f, "nodes: {} dst x {} src ({shape}), edges: {}", self.num_dst, self.num_src, self.nnz)?;
+        for (name, d) in [("in-degree ", &self.in_degree), ("out-degree", &self.out_degree)] {
             writeln!(
                 f,
                 "{name}: min {}, max {}, mean {:.3}, std {:.3}, cv {:.3}, zero {}",
@@ -253,21 +221,10 @@ impl fmt::Display for GraphStats {
         }
         writeln!(f)?;
         writeln!(f, "in-degree histogram:")?;
-        let peak = self
-            .in_degree
-            .histogram
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        let peak = self.in_degree.histogram.iter().copied().max().unwrap_or(0).max(1);
         for (k, &count) in self.in_degree.histogram.iter().enumerate() {
             let (lo, hi) = DegreeSummary::bucket_range(k);
-            let label = if lo == hi {
-                lo.to_string()
-            } else {
-                format!("{lo}-{hi}")
-            };
+            let label = if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") };
             let bar = "#".repeat((count * 40).div_ceil(peak) as usize);
             writeln!(f, "  {label:>21} {count:>12} {bar}")?;
         }
@@ -286,10 +243,7 @@ mod tests {
         let g = Csr::from_rows(4, &[vec![0, 1, 1], vec![], vec![2, 0], vec![3, 1, 0, 2]]).unwrap();
         let s = GraphStats::of(&g);
         assert_eq!((s.num_dst, s.num_src, s.nnz), (4, 4, 9));
-        assert_eq!(
-            (s.in_degree.min, s.in_degree.max, s.in_degree.zero),
-            (0, 4, 1)
-        );
+        assert_eq!((s.in_degree.min, s.in_degree.max, s.in_degree.zero), (0, 4, 1));
         assert!((s.in_degree.mean - 2.25).abs() < 1e-12);
         // Degrees 3, 0, 2, 4: variance = (9 + 0 + 4 + 16) / 4 - 2.25^2 = 2.1875.
         assert!((s.in_degree.std_dev - 2.1875f64.sqrt()).abs() < 1e-12);

@@ -24,20 +24,16 @@ pub fn csr(max_dst: usize, max_src: usize, max_edges: usize) -> impl Strategy<Va
             (Just(d), Just(s), edges)
         })
         .prop_map(|(d, s, edges)| {
-            Csr::from_edges(d, s, &edges)
-                .unwrap_or_else(|e| unreachable!("edges are drawn in range: {e}"))
+            Csr::from_edges(d, s, &edges).unwrap_or_else(|e| unreachable!("edges are drawn in range: {e}"))
         })
 }
 
 /// A square graph with `1..=max_n` nodes and up to `max_edges` edges.
 pub fn square_csr(max_n: usize, max_edges: usize) -> impl Strategy<Value = Csr> {
     (1..=max_n.max(1))
-        .prop_flat_map(move |n| {
-            vec((0..n as u32, 0..n as u32), 0..=max_edges).prop_map(move |e| (n, e))
-        })
+        .prop_flat_map(move |n| vec((0..n as u32, 0..n as u32), 0..=max_edges).prop_map(move |e| (n, e)))
         .prop_map(|(n, edges)| {
-            Csr::from_edges(n, n, &edges)
-                .unwrap_or_else(|e| unreachable!("edges are drawn in range: {e}"))
+            Csr::from_edges(n, n, &edges).unwrap_or_else(|e| unreachable!("edges are drawn in range: {e}"))
         })
 }
 
@@ -65,18 +61,12 @@ impl PowerLawCase {
     /// Builds the graph.
     pub fn build(&self) -> Csr {
         let n = self.n.max(1);
-        let base = ChungLu {
-            dedup: false,
-            ..ChungLu::new(n, self.mean_degree, 2.1)
-        }
-        .generate(self.seed)
-        .and_then(|g| inject_hubs(&g, self.hubs.0.min(n), self.hubs.1, self.seed))
-        .unwrap_or_else(|e| unreachable!("power-law parameters are in range: {e}"));
+        let base = ChungLu { dedup: false, ..ChungLu::new(n, self.mean_degree, 2.1) }
+            .generate(self.seed)
+            .and_then(|g| inject_hubs(&g, self.hubs.0.min(n), self.hubs.1, self.seed))
+            .unwrap_or_else(|e| unreachable!("power-law parameters are in range: {e}"));
         let emptied = |r: usize| self.empty_every != 0 && r.is_multiple_of(self.empty_every);
-        let mut edges: Vec<(u32, u32)> = base
-            .edges()
-            .filter(|&(i, _)| !emptied(i as usize))
-            .collect();
+        let mut edges: Vec<(u32, u32)> = base.edges().filter(|&(i, _)| !emptied(i as usize)).collect();
         // Extra self loops avoid emptied rows (a neighbouring row is never emptied).
         for &r in &self.self_loops {
             let r = r as usize % n;
@@ -122,17 +112,15 @@ pub fn power_law_case(max_n: usize) -> impl Strategy<Value = PowerLawCase> {
         vec(any::<u32>(), 0..6),
         vec(any::<u32>(), 0..6),
     )
-        .prop_map(
-            |(n, mean_degree, seed, hubs, empty_every, self_loops, duplicate_rows)| PowerLawCase {
-                n,
-                mean_degree,
-                seed,
-                hubs,
-                empty_every,
-                self_loops,
-                duplicate_rows,
-            },
-        )
+        .prop_map(|(n, mean_degree, seed, hubs, empty_every, self_loops, duplicate_rows)| PowerLawCase {
+            n,
+            mean_degree,
+            seed,
+            hubs,
+            empty_every,
+            self_loops,
+            duplicate_rows,
+        })
 }
 
 #[cfg(test)]

@@ -33,12 +33,7 @@ pub fn block_diagonal(graphs: &[Csr]) -> Result<Batch> {
     let total_src: u64 = graphs.iter().map(|g| g.num_src() as u64).sum();
     for (what, count) in [("batch num_dst", total_dst), ("batch num_src", total_src)] {
         if count > MAX_NODES {
-            return Err(GraphError::TooLarge {
-                what,
-                count,
-                limit: MAX_NODES,
-                reason: "node ids are u32",
-            });
+            return Err(GraphError::TooLarge { what, count, limit: MAX_NODES, reason: "node ids are u32" });
         }
     }
     let nnz: usize = graphs.iter().map(Csr::nnz).sum();
@@ -56,11 +51,7 @@ pub fn block_diagonal(graphs: &[Csr]) -> Result<Batch> {
         src_offsets.push(src_offsets[src_offsets.len() - 1] + g.num_src() as u64);
     }
     let graph = Csr::new(total_dst as usize, total_src as usize, offsets, columns)?;
-    Ok(Batch {
-        graph,
-        dst_offsets,
-        src_offsets,
-    })
+    Ok(Batch { graph, dst_offsets, src_offsets })
 }
 
 impl Csr {
@@ -174,18 +165,12 @@ impl Csr {
         self.require_square("permuted")?;
         let n = self.num_dst();
         if perm.len() != n {
-            return Err(GraphError::param(
-                "permuted",
-                format!("perm has {} entries for {n} nodes", perm.len()),
-            ));
+            return Err(GraphError::param("permuted", format!("perm has {} entries for {n} nodes", perm.len())));
         }
         let mut inverse = vec![u32::MAX; n];
         for (v, &p) in perm.iter().enumerate() {
             if p as usize >= n || inverse[p as usize] != u32::MAX {
-                return Err(GraphError::param(
-                    "permuted",
-                    format!("perm[{v}] = {p} is out of range or repeated"),
-                ));
+                return Err(GraphError::param("permuted", format!("perm[{v}] = {p} is out of range or repeated")));
             }
             inverse[p as usize] = v as u32;
         }
@@ -203,11 +188,7 @@ impl Csr {
         if self.is_square() {
             Ok(())
         } else {
-            Err(GraphError::NotSquare {
-                operation,
-                num_dst: self.num_dst(),
-                num_src: self.num_src(),
-            })
+            Err(GraphError::NotSquare { operation, num_dst: self.num_dst(), num_src: self.num_src() })
         }
     }
 
@@ -246,10 +227,7 @@ mod tests {
         assert_eq!(s.row(1), &[2]);
         assert_eq!(s.row(2), &[0, 1]);
         let bip = Csr::from_rows(3, &[vec![0]]).unwrap();
-        assert!(matches!(
-            bip.symmetrize(),
-            Err(GraphError::NotSquare { .. })
-        ));
+        assert!(matches!(bip.symmetrize(), Err(GraphError::NotSquare { .. })));
     }
 
     #[test]
@@ -268,11 +246,7 @@ mod tests {
         assert_eq!(r.row(0), &[0, 2]);
         assert_eq!(r.row(1), &[2]);
         assert_eq!(r.row(2), &[0, 0]);
-        assert_eq!(
-            r.reversed(),
-            g().sort_rows(),
-            "reversing twice sorts the rows"
-        );
+        assert_eq!(r.reversed(), g().sort_rows(), "reversing twice sorts the rows");
         let p = g().permuted(&[1, 2, 0]).unwrap();
         assert_eq!(p.row(1), &[0, 1, 0]);
         assert_eq!(p.row(2), &[] as &[u32]);

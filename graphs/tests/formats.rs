@@ -29,11 +29,7 @@ impl Drop for TempDir {
 
 /// What a format gives back: `.gt` sorts rows by source, the others keep the order.
 fn expected(ext: &str, g: &Csr) -> Csr {
-    if ext.starts_with("gt") {
-        g.sort_rows()
-    } else {
-        g.clone()
-    }
+    if ext.starts_with("gt") { g.sort_rows() } else { g.clone() }
 }
 
 #[test]
@@ -41,13 +37,8 @@ fn every_format_round_trips_through_files() {
     let dir = TempDir::new("roundtrip");
     let mut graphs = corner::all();
     graphs.push(("power_law", generate::chung_lu(3000, 6.0, 2.1, 7).unwrap()));
-    graphs.push((
-        "hub_bipartite",
-        generate::inject_hubs(&corner::bipartite(), 2, 700, 1).unwrap(),
-    ));
-    for ext in [
-        "npz", "mtx", "mtx.gz", "txt", "el.gz", "edges", "tsv", "gt", "gt.gz",
-    ] {
+    graphs.push(("hub_bipartite", generate::inject_hubs(&corner::bipartite(), 2, 700, 1).unwrap()));
+    for ext in ["npz", "mtx", "mtx.gz", "txt", "el.gz", "edges", "tsv", "gt", "gt.gz"] {
         for (name, g) in &graphs {
             let path = dir.path(&format!("{name}.{ext}"));
             write_path(&path, g).unwrap();
@@ -62,11 +53,7 @@ fn errors_name_the_file() {
     let dir = TempDir::new("errors");
     let cases: [(&str, &[u8], &str); 6] = [
         ("bad.txt", b"0 1\n1 two\n", ":2:"),
-        (
-            "bad.mtx",
-            b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n3 1\n",
-            ":3:",
-        ),
+        ("bad.mtx", b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n3 1\n", ":3:"),
         ("bad.npz", b"PK\x05\x06 short", "at byte"),
         ("bad.gt", b"\xe2\x9b\xbe gt\x01\x00\x00", "at byte"),
         ("bad.gt.gz", b"not gzip at all", "bad.gt.gz"),
@@ -95,10 +82,7 @@ fn truncated_files_are_errors_for_every_format() {
         for keep in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 7] {
             let cut = dir.path(&format!("cut.{ext}"));
             std::fs::write(&cut, &bytes[..keep]).unwrap();
-            assert!(
-                read_path(&cut).is_err(),
-                "{ext} cut to {keep} bytes should not load"
-            );
+            assert!(read_path(&cut).is_err(), "{ext} cut to {keep} bytes should not load");
         }
     }
 }

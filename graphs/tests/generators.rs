@@ -27,15 +27,9 @@ fn small_generated_graphs_are_pinned() {
         ("rmat", rmat(10, 8, 42).unwrap()),
         ("sbm", sbm_batch(8, 60, 12.0, 42).unwrap().graph),
         ("mol", molecule_batch(50, 22, 42).unwrap().graph),
-        (
-            "hubs",
-            inject_hubs(&erdos_renyi(300, 2.0, 1).unwrap(), 2, 400, 42).unwrap(),
-        ),
+        ("hubs", inject_hubs(&erdos_renyi(300, 2.0, 1).unwrap(), 2, 400, 42).unwrap()),
     ];
-    let got: Vec<(&str, usize, u64)> = cases
-        .iter()
-        .map(|(n, g)| (*n, g.nnz(), fingerprint(g)))
-        .collect();
+    let got: Vec<(&str, usize, u64)> = cases.iter().map(|(n, g)| (*n, g.nnz(), fingerprint(g))).collect();
     let expected: Vec<(&str, usize, u64)> = vec![
         ("er", 7500, 9706103035879123748),
         ("chung_lu", 24953, 12998952188399747847),
@@ -53,18 +47,9 @@ fn small_generated_graphs_are_pinned() {
 #[test]
 fn benchmark_graphs_have_their_documented_shape() {
     let er = GraphStats::of(&named::generate("er-1M-d16").unwrap());
-    assert_eq!(
-        (er.num_dst, er.nnz, er.in_degree.max),
-        (1 << 20, 1 << 24, 41)
-    );
+    assert_eq!((er.num_dst, er.nnz, er.in_degree.max), (1 << 20, 1 << 24, 41));
     let pl = GraphStats::of(&named::generate("pl-1M-d16").unwrap());
-    assert_eq!(
-        (pl.num_dst, pl.nnz, pl.in_degree.max, pl.rows_above(1000)),
-        (1 << 20, 13_961_842, 209_503, 900)
-    );
+    assert_eq!((pl.num_dst, pl.nnz, pl.in_degree.max, pl.rows_above(1000)), (1 << 20, 13_961_842, 209_503, 900));
     let batch = GraphStats::of(&named::generate("batch-1024x120-d50").unwrap());
-    assert_eq!(
-        (batch.num_dst, batch.nnz, batch.in_degree.max),
-        (122_884, 6_279_834, 86)
-    );
+    assert_eq!((batch.num_dst, batch.nnz, batch.in_degree.max), (122_884, 6_279_834, 86));
 }

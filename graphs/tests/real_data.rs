@@ -36,10 +36,7 @@ fn graph_tool_collection_loads() {
     ];
     let dir = gt_collection();
     if !dir.is_dir() {
-        println!(
-            "skipped: {} is absent (apt-get install python3-graph-tool)",
-            dir.display()
-        );
+        println!("skipped: {} is absent (apt-get install python3-graph-tool)", dir.display());
         return;
     }
     for (name, n, e, directed) in expected {
@@ -52,21 +49,14 @@ fn graph_tool_collection_loads() {
         } else {
             // Each undirected edge is both directions, a self loop once.
             assert_eq!(g.nnz() as u64 + s.self_loops, 2 * e as u64, "{name}");
-            assert_eq!(
-                g.symmetrize().unwrap().nnz(),
-                g.dedup().nnz(),
-                "{name} is symmetric"
-            );
+            assert_eq!(g.symmetrize().unwrap().nnz(), g.dedup().nnz(), "{name} is symmetric");
         }
     }
 }
 
 #[test]
 fn planetoid_loads() {
-    let expected = [
-        ("cora", 2708, 10556, 1433, 7, 140),
-        ("citeseer", 3327, 9228, 3703, 6, 120),
-    ];
+    let expected = [("cora", 2708, 10556, 1433, 7, 140), ("citeseer", 3327, 9228, 3703, 6, 120)];
     for (name, n, nnz, f, classes, train) in expected {
         let path = planetoid::path(name);
         if !path.exists() {
@@ -74,25 +64,14 @@ fn planetoid_loads() {
             continue;
         }
         let p = planetoid::load(&path).unwrap();
-        assert_eq!(
-            (p.num_nodes(), p.graph.nnz(), p.num_features),
-            (n, nnz, f),
-            "{name}"
-        );
+        assert_eq!((p.num_nodes(), p.graph.nnz(), p.num_features), (n, nnz, f), "{name}");
         assert_eq!(p.features.len(), n * f);
         assert_eq!(p.num_classes(), classes);
         assert_eq!(p.train_mask.iter().filter(|&&m| m).count(), train);
         assert_eq!(p.val_mask.iter().filter(|&&m| m).count(), 500);
         assert_eq!(p.test_mask.iter().filter(|&&m| m).count(), 1000);
-        assert!(
-            p.features.iter().all(|&x| x == 0.0 || x == 1.0),
-            "binary bag of words"
-        );
-        assert_eq!(
-            p.graph.symmetrize().unwrap(),
-            p.graph,
-            "{name} is symmetric and sorted"
-        );
+        assert!(p.features.iter().all(|&x| x == 0.0 || x == 1.0), "binary bag of words");
+        assert_eq!(p.graph.symmetrize().unwrap(), p.graph, "{name} is symmetric and sorted");
         // The plain sparse reader sees the same graph.
         assert_eq!(npz::read(&path).unwrap(), p.graph);
     }
@@ -101,19 +80,14 @@ fn planetoid_loads() {
 #[test]
 fn moses_molecules_load() {
     let Some(dir) = moses::data_dir() else {
-        println!(
-            "skipped: set DFGNN_MOSES_DIR to molsets' moses/dataset/data (see graphs/README.md)"
-        );
+        println!("skipped: set DFGNN_MOSES_DIR to molsets' moses/dataset/data (see graphs/README.md)");
         return;
     };
     let batch = moses::load_batch(&dir, moses::Split::Test, 2000).unwrap();
     assert_eq!(batch.num_graphs(), 2000);
     let s = GraphStats::of(&batch.graph);
     assert!(s.in_degree.max <= 4, "{s}");
-    assert!(
-        (15.0..30.0).contains(&(batch.graph.num_dst() as f64 / 2000.0)),
-        "{s}"
-    );
+    assert!((15.0..30.0).contains(&(batch.graph.num_dst() as f64 / 2000.0)), "{s}");
     assert_eq!(batch.graph.symmetrize().unwrap(), batch.graph);
     // Every molecule of the test split parses.
     let all = moses::read_smiles(dir.join(moses::Split::Test.file_name()), None).unwrap();
@@ -169,26 +143,19 @@ u.save(f"{d}/py_undirected.gt")
 #[test]
 fn writers_interoperate_with_scipy_and_graph_tool() {
     let Some(py) = python() else {
-        println!(
-            "skipped: no python3 with graph_tool and scipy (apt-get install python3-graph-tool python3-scipy)"
-        );
+        println!("skipped: no python3 with graph_tool and scipy (apt-get install python3-graph-tool python3-scipy)");
         return;
     };
     let dir = std::env::temp_dir().join(format!("dfgnn-graphs-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let square =
-        generate::inject_hubs(&generate::erdos_renyi(400, 3.0, 5).unwrap(), 1, 300, 5).unwrap();
+    let square = generate::inject_hubs(&generate::erdos_renyi(400, 3.0, 5).unwrap(), 1, 300, 5).unwrap();
     let bipartite = corner::bipartite();
     for (name, g) in [("square", &square), ("bipartite", &bipartite)] {
         for ext in ["npz", "mtx", "gt"] {
             write_path(dir.join(format!("{name}.{ext}")), g).unwrap();
         }
     }
-    let out = Command::new(py)
-        .args(["-c", INTEROP])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = Command::new(py).args(["-c", INTEROP]).arg(&dir).output().unwrap();
     assert!(
         out.status.success(),
         "python failed:\n{}\n{}",
@@ -198,12 +165,7 @@ fn writers_interoperate_with_scipy_and_graph_tool() {
     let read = |f: &str| read_path(Path::new(&dir).join(f)).unwrap_or_else(|e| panic!("{e}"));
     let same = |file: &str, want: &dfgnn_graphs::Csr| {
         let got = read(file);
-        assert!(
-            got == *want,
-            "{file}: read {} edges, want {}",
-            got.nnz(),
-            want.nnz()
-        );
+        assert!(got == *want, "{file}: read {} edges, want {}", got.nnz(), want.nnz());
     };
     same("py_compressed.npz", &square.sort_rows().dedup());
     same("py_plain.npz", &square);
@@ -212,13 +174,8 @@ fn writers_interoperate_with_scipy_and_graph_tool() {
     // appears in both directions (a self loop once).
     let mut both: Vec<(u32, u32)> = square.edges().collect();
     both.extend(square.edges().filter(|(i, j)| i != j).map(|(i, j)| (j, i)));
-    let undirected = dfgnn_graphs::Csr::from_edges(400, 400, &both)
-        .unwrap()
-        .sort_rows();
+    let undirected = dfgnn_graphs::Csr::from_edges(400, 400, &both).unwrap().sort_rows();
     same("py_undirected.gt", &undirected);
-    assert_eq!(
-        gt::read(dir.join("bipartite.gt")).unwrap(),
-        bipartite.sort_rows()
-    );
+    assert_eq!(gt::read(dir.join("bipartite.gt")).unwrap(), bipartite.sort_rows());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -91,15 +91,9 @@ fn normalize_config(nodes: usize, heads: u32) -> Result<LaunchConfig> {
     let warps = nodes as u64 * heads as u64;
     let blocks = warps.div_ceil((NORMALIZE_BLOCK / WARP_SIZE) as u64);
     if blocks > i32::MAX as u64 {
-        return Err(Error::Unsupported {
-            what: format!("{warps} node-heads in one launch"),
-        });
+        return Err(Error::Unsupported { what: format!("{warps} node-heads in one launch") });
     }
-    Ok(LaunchConfig {
-        grid: Dim3::x(blocks.max(1) as u32),
-        block: Dim3::x(NORMALIZE_BLOCK),
-        shared_bytes: 0,
-    })
+    Ok(LaunchConfig { grid: Dim3::x(blocks.max(1) as u32), block: Dim3::x(NORMALIZE_BLOCK), shared_bytes: 0 })
 }
 
 impl<'g, 'b> Agnn<'g, 'b> {
@@ -116,12 +110,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         }
         let gt = Gt::new(
             graph,
-            &GtConfig {
-                heads: config.heads,
-                feat: config.feat,
-                scale: Some(1.0),
-                plan: config.plan.clone(),
-            },
+            &GtConfig { heads: config.heads, feat: config.feat, scale: Some(1.0), plan: config.plan.clone() },
         )?;
         Ok(Self { gt, graph })
     }
@@ -141,17 +130,10 @@ impl<'g, 'b> Agnn<'g, 'b> {
         let nodes = self.graph.num_dst();
         let expected = nodes * heads as usize * feat as usize;
         if h.len() != expected {
-            return Err(Error::ShapeMismatch {
-                op: "agnn forward",
-                what: "h",
-                expected,
-                got: h.len(),
-            });
+            return Err(Error::ShapeMismatch { op: "agnn forward", what: "h", expected, got: h.len() });
         }
         if !beta.is_finite() {
-            return Err(Error::Unsupported {
-                what: format!("β = {beta}"),
-            });
+            return Err(Error::Unsupported { what: format!("β = {beta}") });
         }
         let backend = self.backend();
         let mut hn = backend.alloc::<f32>(expected)?;
@@ -171,15 +153,8 @@ impl<'g, 'b> Agnn<'g, 'b> {
             unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
         }
         // `hn` moves into the result with the views of it; its device memory does not move.
-        let attention = self
-            .gt
-            .forward_scaled(hn.view(), hn.view(), h.view(), beta)?;
-        Ok(AgnnForward {
-            hn,
-            norm,
-            attention,
-            beta,
-        })
+        let attention = self.gt.forward_scaled(hn.view(), hn.view(), h.view(), beta)?;
+        Ok(AgnnForward { hn, norm, attention, beta })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β.
@@ -187,9 +162,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
         let mut d_beta = 0.0f64;
-        let grads = self
-            .gt
-            .backward_scaled(&fwd.attention, d_out, fwd.beta, Some(&mut d_beta))?;
+        let grads = self.gt.backward_scaled(&fwd.attention, d_out, fwd.beta, Some(&mut d_beta))?;
         let backend = self.backend();
         let mut dh = backend.alloc::<f32>(nodes * heads as usize * feat as usize)?;
         if nodes > 0 {
@@ -207,17 +180,8 @@ impl<'g, 'b> Agnn<'g, 'b> {
             };
             // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`) buffers, `dh` is distinct
             // from them; one warp per (node, head).
-            unsafe {
-                backend.launch(
-                    &AGNN_NORMALIZE_BACKWARD,
-                    &normalize_config(nodes, heads)?,
-                    &params,
-                )?
-            };
+            unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
         }
-        Ok(AgnnGrads {
-            dh,
-            d_beta: d_beta as f32,
-        })
+        Ok(AgnnGrads { dh, d_beta: d_beta as f32 })
     }
 }

@@ -5,8 +5,8 @@
 //! `dfgnn_device::kernels::unfused` documents the steps). Any H and F.
 
 use dfgnn_device::abi::{
-    EdgeSoftmaxBackwardParams, EdgeSoftmaxParams, LaunchParams, SddmmParams,
-    SoftmaxAggregateParams, SpmmParams, SpmmTransposedParams,
+    EdgeSoftmaxBackwardParams, EdgeSoftmaxParams, LaunchParams, SddmmParams, SoftmaxAggregateParams, SpmmParams,
+    SpmmTransposedParams,
 };
 use dfgnn_device::kernels::unfused::{
     EDGE_SOFTMAX, EDGE_SOFTMAX_BACKWARD, SDDMM, SOFTMAX_AGGREGATE, SPMM, SPMM_TRANSPOSED,
@@ -23,11 +23,7 @@ const BLOCK: u32 = 128;
 /// Lanes per item of the kernels whose lanes cover features: the smallest power of two covering a
 /// head's loads (`F/4` vectors when `F % 4 == 0`, else `F` floats), at most a warp.
 pub(crate) fn feature_group(feat: u32) -> u32 {
-    let units = if feat.is_multiple_of(4) {
-        feat / 4
-    } else {
-        feat
-    };
+    let units = if feat.is_multiple_of(4) { feat / 4 } else { feat };
     units.next_power_of_two().min(WARP_SIZE)
 }
 
@@ -52,14 +48,8 @@ unsafe fn launch_items<P: LaunchParams>(
     if items == 0 {
         return Ok(());
     }
-    let blocks = (items * group as u64)
-        .div_ceil(BLOCK as u64)
-        .clamp(1, i32::MAX as u64);
-    let config = LaunchConfig {
-        grid: Dim3::x(blocks as u32),
-        block: Dim3::x(BLOCK),
-        shared_bytes: 0,
-    };
+    let blocks = (items * group as u64).div_ceil(BLOCK as u64).clamp(1, i32::MAX as u64);
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(BLOCK), shared_bytes: 0 };
     // SAFETY: forwarded contract.
     unsafe { backend.launch(kernel, &config, params) }
 }
@@ -98,15 +88,7 @@ fn sddmm(
     };
     // SAFETY: `a` is [N_dst, H, F], `b` is [N_src, H, F] (checked by the caller), the graph's
     // arrays are validated, `scores` is [E, H]; inputs are distinct from the output.
-    unsafe {
-        launch_items(
-            g.backend(),
-            &SDDMM,
-            g.nnz() as u64 * heads as u64,
-            feature_group(feat),
-            &params,
-        )
-    }
+    unsafe { launch_items(g.backend(), &SDDMM, g.nnz() as u64 * heads as u64, feature_group(feat), &params) }
 }
 
 /// α (and lse when given) from the scores, per row and head.
@@ -128,15 +110,7 @@ fn edge_softmax(
         group,
     };
     // SAFETY: scores and alpha are [E, H], lse empty or [N_dst, H]; the offsets are validated.
-    unsafe {
-        launch_items(
-            g.backend(),
-            &EDGE_SOFTMAX,
-            g.num_dst() as u64 * heads as u64,
-            group,
-            &params,
-        )
-    }
+    unsafe { launch_items(g.backend(), &EDGE_SOFTMAX, g.num_dst() as u64 * heads as u64, group, &params) }
 }
 
 /// `out[i] = c·Σ_e w[e]·x[col(e)]` per row and head.
@@ -162,15 +136,7 @@ fn spmm(
         group: feature_group(feat),
     };
     // SAFETY: weights [E, H], x [N_src, H, F], out [N_dst, H, F]; distinct input and output.
-    unsafe {
-        launch_items(
-            g.backend(),
-            &SPMM,
-            g.num_dst() as u64 * heads as u64,
-            feature_group(feat),
-            &params,
-        )
-    }
+    unsafe { launch_items(g.backend(), &SPMM, g.num_dst() as u64 * heads as u64, feature_group(feat), &params) }
 }
 
 /// `out[j] = c·Σ_{CSC slots of j} w[edge]·x[row]` per column and head.
@@ -200,22 +166,12 @@ fn spmm_transposed(
     // SAFETY: weights [E, H], x [N_dst, H, F], out [N_src, H, F]; the CSC is the validated
     // transpose of the CSR; distinct input and output.
     unsafe {
-        launch_items(
-            g.backend(),
-            &SPMM_TRANSPOSED,
-            g.num_src() as u64 * heads as u64,
-            feature_group(feat),
-            &params,
-        )
+        launch_items(g.backend(), &SPMM_TRANSPOSED, g.num_src() as u64 * heads as u64, feature_group(feat), &params)
     }
 }
 
 /// The forward of `unfused` (`edge_parallel = false`) or `edge_parallel`: `(out, lse)`.
-pub(crate) fn forward(
-    g: &DeviceGraph<'_>,
-    x: &Inputs,
-    edge_parallel: bool,
-) -> Result<(Buffer<f32>, Buffer<f32>)> {
+pub(crate) fn forward(g: &DeviceGraph<'_>, x: &Inputs, edge_parallel: bool) -> Result<(Buffer<f32>, Buffer<f32>)> {
     let backend = g.backend();
     let (heads, feat) = (x.heads, x.feat);
     let eh = g.nnz() * heads as usize;
@@ -238,13 +194,7 @@ pub(crate) fn forward(
         };
         // SAFETY: scores [E, H], v [N_src, H, F], out [N_dst, H, F], lse [N_dst, H]; distinct.
         unsafe {
-            launch_items(
-                backend,
-                &SOFTMAX_AGGREGATE,
-                g.num_dst() as u64 * heads as u64,
-                feature_group(feat),
-                &params,
-            )?
+            launch_items(backend, &SOFTMAX_AGGREGATE, g.num_dst() as u64 * heads as u64, feature_group(feat), &params)?
         };
     } else {
         let mut alpha = backend.alloc::<f32>(eh)?;
@@ -283,15 +233,7 @@ pub(crate) fn backward(
         group,
     };
     // SAFETY: alpha, dα and ds are [E, H], ds distinct from the inputs; offsets validated.
-    unsafe {
-        launch_items(
-            backend,
-            &EDGE_SOFTMAX_BACKWARD,
-            g.num_dst() as u64 * heads as u64,
-            group,
-            &params,
-        )?
-    };
+    unsafe { launch_items(backend, &EDGE_SOFTMAX_BACKWARD, g.num_dst() as u64 * heads as u64, group, &params)? };
     let mut dq = backend.alloc::<f32>(g.num_dst() * width)?;
     let mut dk = backend.alloc::<f32>(g.num_src() * width)?;
     let mut dv = backend.alloc::<f32>(g.num_src() * width)?;
@@ -302,11 +244,7 @@ pub(crate) fn backward(
         // The raw dot products q·k per edge, then Σ ds·q·k in edge order on the host.
         sddmm(g, x.q, x.k, heads, feat, 1.0, &mut scores)?;
         let (raw, ds) = (backend.download(&scores)?, backend.download(&ds)?);
-        *total = raw
-            .iter()
-            .zip(&ds)
-            .map(|(&r, &d)| r as f64 * d as f64)
-            .sum();
+        *total = raw.iter().zip(&ds).map(|(&r, &d)| r as f64 * d as f64).sum();
     }
     Ok((dq, dk, dv))
 }

@@ -25,13 +25,7 @@ pub struct ByteModel {
 }
 
 /// The byte models of the GT forward and backward (f32 features, u32 indices, u64 offsets).
-pub fn gt_bytes(
-    num_dst: usize,
-    num_src: usize,
-    nnz: usize,
-    heads: u32,
-    feat: u32,
-) -> (ByteModel, ByteModel) {
+pub fn gt_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
     let (nd, ns, e) = (num_dst as f64, num_src as f64, nnz as f64);
     let row = heads as f64 * feat as f64 * 4.0;
     let scalar = heads as f64 * 4.0;
@@ -69,11 +63,7 @@ pub struct Timing {
 impl Timing {
     fn of(mut samples: Vec<f64>) -> Self {
         samples.sort_by(f64::total_cmp);
-        Self {
-            median_ms: samples[samples.len() / 2],
-            min_ms: samples[0],
-            max_ms: samples[samples.len() - 1],
-        }
+        Self { median_ms: samples[samples.len() / 2], min_ms: samples[0], max_ms: samples[samples.len() - 1] }
     }
 }
 
@@ -139,12 +129,7 @@ pub struct BenchReport {
 }
 
 /// Measures device-to-device copy bandwidth with buffers of `bytes`.
-pub fn copy_bandwidth(
-    backend: &Backend,
-    bytes: usize,
-    warmup: usize,
-    repeats: usize,
-) -> Result<f64> {
+pub fn copy_bandwidth(backend: &Backend, bytes: usize, warmup: usize, repeats: usize) -> Result<f64> {
     let n = bytes / 4;
     let src = backend.zeros::<f32>(n)?;
     let mut dst = backend.alloc::<f32>(n)?;
@@ -181,33 +166,20 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Resul
             make(dg.num_dst(), seed + 3)?,
         ));
     }
-    let copy_bytes = (256usize << 20)
-        .min(4 * width * dg.num_src().max(1))
-        .max(1 << 20);
+    let copy_bytes = (256usize << 20).min(4 * width * dg.num_src().max(1)).max(1 << 20);
     let copy_bytes_per_s = copy_bandwidth(backend, copy_bytes, options.warmup, options.repeats)?;
     let base_bytes = 4 * width * (4 * dg.num_dst() + 4 * dg.num_src()) + dg.device_bytes();
     let mut rows = Vec::new();
     for &schedule in &options.schedules {
-        let config = GtConfig {
-            heads: h,
-            feat: f,
-            scale: None,
-            plan: PlanOptions {
-                schedule,
-                ..options.plan.clone()
-            },
-        };
+        let config =
+            GtConfig { heads: h, feat: f, scale: None, plan: PlanOptions { schedule, ..options.plan.clone() } };
         let gt = match Gt::new(&dg, &config) {
             Ok(gt) => gt,
             Err(e) => {
                 rows.push(BenchRow {
                     requested: schedule,
                     plan: String::new(),
-                    forward: Timing {
-                        median_ms: f64::NAN,
-                        min_ms: f64::NAN,
-                        max_ms: f64::NAN,
-                    },
+                    forward: Timing { median_ms: f64::NAN, min_ms: f64::NAN, max_ms: f64::NAN },
                     forward_backward: None,
                     peak_bytes: 0,
                     error: Some(e.to_string()),
@@ -270,11 +242,7 @@ impl std::fmt::Display for BenchReport {
         let (fwd, bwd) = self.bytes;
         let tb = |bytes: f64, ms: f64| bytes / (ms * 1e-3) / 1e12;
         writeln!(f, "backend: {}", self.backend)?;
-        writeln!(
-            f,
-            "graph: {} x {} nodes, {} edges",
-            self.num_dst, self.num_src, self.nnz
-        )?;
+        writeln!(f, "graph: {} x {} nodes, {} edges", self.num_dst, self.num_src, self.nnz)?;
         writeln!(
             f,
             "bytes: forward {:.2} GB compulsory / {:.2} GB gather-worst; backward {:.2} / {:.2} GB",
@@ -283,23 +251,11 @@ impl std::fmt::Display for BenchReport {
             bwd.compulsory / 1e9,
             bwd.gather_worst / 1e9
         )?;
-        writeln!(
-            f,
-            "device copy bandwidth (same run): {:.2} TB/s (read + write)",
-            self.copy_bytes_per_s / 1e12
-        )?;
+        writeln!(f, "device copy bandwidth (same run): {:.2} TB/s (read + write)", self.copy_bytes_per_s / 1e12)?;
         writeln!(
             f,
             "{:<12} {:>10} {:>10} {:>9} {:>9} {:>8} {:>12} {:>9} {:>9}  plan",
-            "schedule",
-            "fwd ms",
-            "fwd+bwd",
-            "fwd TB/s",
-            "gw TB/s",
-            "gw/copy",
-            "bwd gw TB/s",
-            "peak GB",
-            "peak/base"
+            "schedule", "fwd ms", "fwd+bwd", "fwd TB/s", "gw TB/s", "gw/copy", "bwd gw TB/s", "peak GB", "peak/base"
         )?;
         for r in &self.rows {
             if let Some(e) = &r.error {

@@ -21,27 +21,14 @@ const SEGMENT_TILE: u32 = 4 * BLOCK;
 /// Checks that `offsets` is a CSR offsets array over `nnz` values and returns the row count.
 fn validate_offsets(op: &'static str, offsets: &[u64], nnz: usize) -> Result<usize> {
     let Some((&first, _)) = offsets.split_first() else {
-        return Err(Error::ShapeMismatch {
-            op,
-            what: "offsets",
-            expected: 1,
-            got: 0,
-        });
+        return Err(Error::ShapeMismatch { op, what: "offsets", expected: 1, got: 0 });
     };
-    let bad = |what: String| {
-        Err(Error::Unsupported {
-            what: format!("{op}: {what}"),
-        })
-    };
+    let bad = |what: String| Err(Error::Unsupported { what: format!("{op}: {what}") });
     if first != 0 {
         return bad(format!("offsets[0] is {first}, not 0"));
     }
     if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
-        return bad(format!(
-            "offsets decrease at row {i}: {} then {}",
-            offsets[i],
-            offsets[i + 1]
-        ));
+        return bad(format!("offsets decrease at row {i}: {} then {}", offsets[i], offsets[i + 1]));
     }
     let last = *offsets.last().unwrap_or(&0);
     if last != nnz as u64 {
@@ -55,11 +42,7 @@ fn validate_offsets(op: &'static str, offsets: &[u64], nnz: usize) -> Result<usi
 }
 
 /// Softmax of `values` within each CSR row, and each row's log-sum-exp (`-inf` when empty).
-pub fn row_softmax(
-    backend: &Backend,
-    offsets: &[u64],
-    values: &[f32],
-) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn row_softmax(backend: &Backend, offsets: &[u64], values: &[f32]) -> Result<(Vec<f32>, Vec<f32>)> {
     let rows = validate_offsets("row_softmax", offsets, values.len())?;
     let d_offsets = backend.upload(offsets)?;
     let d_values = backend.upload(values)?;
@@ -102,9 +85,7 @@ pub struct SegmentSums {
 pub fn segment_sum(backend: &Backend, offsets: &[u64], values: &[f32]) -> Result<SegmentSums> {
     let segments = validate_offsets("segment_sum", offsets, values.len())?;
     if values.len() > u32::MAX as usize {
-        return Err(Error::Unsupported {
-            what: format!("segment_sum: {} values (at most 2^32 - 1)", values.len()),
-        });
+        return Err(Error::Unsupported { what: format!("segment_sum: {} values (at most 2^32 - 1)", values.len()) });
     }
     let d_offsets = backend.upload(offsets)?;
     let d_values = backend.upload(values)?;
@@ -153,11 +134,7 @@ fn random_case(name: &'static str, rng: &mut ChaCha8Rng, degrees: &[usize]) -> C
     }
     let nnz = *offsets.last().unwrap_or(&0) as usize;
     let values = (0..nnz).map(|_| rng.random_range(-8.0f32..8.0)).collect();
-    Case {
-        name,
-        offsets,
-        values,
-    }
+    Case { name, offsets, values }
 }
 
 fn cases(seed: u64, scale: usize) -> Vec<Case> {
@@ -173,9 +150,7 @@ fn cases(seed: u64, scale: usize) -> Vec<Case> {
         .collect();
     let mut hub: Vec<usize> = (0..50 * scale).map(|_| rng.random_range(0..5)).collect();
     hub[7] = 5000 * scale;
-    let sparse: Vec<usize> = (0..3000 * scale)
-        .map(|i| if i % 500 == 0 { 3 } else { 0 })
-        .collect();
+    let sparse: Vec<usize> = (0..3000 * scale).map(|i| if i % 500 == 0 { 3 } else { 0 }).collect();
     vec![
         random_case("mixed degrees", &mut rng, &mixed),
         random_case("super node", &mut rng, &hub),
@@ -213,8 +188,7 @@ pub fn check_chain(backend: &Backend, seed: u64, scale: usize) -> Result<Vec<Cas
     for case in cases(seed, scale.max(1)) {
         let rows = case.offsets.len() - 1;
         let (alpha, lse) = row_softmax(backend, &case.offsets, &case.values)?;
-        let (mut err, mut naive_err, mut lse_err, mut lse_naive_err) =
-            (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        let (mut err, mut naive_err, mut lse_err, mut lse_naive_err) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         for r in 0..rows {
             let (s, e) = (case.offsets[r] as usize, case.offsets[r + 1] as usize);
             let row = &case.values[s..e];
@@ -251,12 +225,7 @@ pub fn check_chain(backend: &Backend, seed: u64, scale: usize) -> Result<Vec<Cas
         let got = segment_sum(backend, &case.offsets, &case.values)?;
         if got.processed as usize != case.values.len() {
             return Err(Error::CheckFailed {
-                what: format!(
-                    "{}: segment_sum processed {} of {} values",
-                    case.name,
-                    got.processed,
-                    case.values.len()
-                ),
+                what: format!("{}: segment_sum processed {} of {} values", case.name, got.processed, case.values.len()),
             });
         }
         let mut rel = 0.0f64;
@@ -264,26 +233,15 @@ pub fn check_chain(backend: &Backend, seed: u64, scale: usize) -> Result<Vec<Cas
             let (s, e) = (case.offsets[r] as usize, case.offsets[r + 1] as usize);
             if got.counts[r] as usize != e - s {
                 return Err(Error::CheckFailed {
-                    what: format!(
-                        "{}: segment {r} counted {} values, has {}",
-                        case.name,
-                        got.counts[r],
-                        e - s
-                    ),
+                    what: format!("{}: segment {r} counted {} values, has {}", case.name, got.counts[r], e - s),
                 });
             }
             let exact: f64 = case.values[s..e].iter().map(|&v| v as f64).sum();
-            let magnitude: f64 = case.values[s..e]
-                .iter()
-                .map(|&v| (v as f64).abs())
-                .sum::<f64>()
-                .max(1e-30);
+            let magnitude: f64 = case.values[s..e].iter().map(|&v| (v as f64).abs()).sum::<f64>().max(1e-30);
             rel = rel.max((got.sums[r] as f64 - exact).abs() / magnitude);
         }
         if rel > 1e-5 {
-            return Err(Error::CheckFailed {
-                what: format!("{}: segment sums off by {rel:.3e} of Σ|v|", case.name),
-            });
+            return Err(Error::CheckFailed { what: format!("{}: segment sums off by {rel:.3e} of Σ|v|", case.name) });
         }
         reports.push(CaseReport {
             name: case.name,

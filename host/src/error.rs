@@ -87,9 +87,6 @@ pub(crate) trait DriverContext<T> {
 
 impl<T> DriverContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
     fn during(self, during: impl FnOnce() -> String) -> Result<T> {
-        self.map_err(|source| Error::Driver {
-            during: during(),
-            source,
-        })
+        self.map_err(|source| Error::Driver { during: during(), source })
     }
 }

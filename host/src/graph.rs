@@ -15,6 +15,8 @@ pub struct DeviceGraph<'b> {
     stats: GraphStats,
     row_offsets: Vec<u64>,
     col_offsets: Vec<u64>,
+    row_min_col: Vec<u32>,
+    row_max_col: Vec<u32>,
     pub(crate) d_row_offsets: Buffer<u64>,
     pub(crate) d_columns: Buffer<u32>,
     pub(crate) d_coo_rows: Buffer<u32>,
@@ -30,15 +32,18 @@ impl<'b> DeviceGraph<'b> {
     pub fn new(backend: &'b Backend, graph: &Csr) -> Result<Self> {
         if graph.nnz() >= u32::MAX as usize {
             return Err(Error::Unsupported {
-                what: format!(
-                    "{} edges (the kernels take fewer than 2^32 - 1)",
-                    graph.nnz()
-                ),
+                what: format!("{} edges (the kernels take fewer than 2^32 - 1)", graph.nnz()),
             });
         }
         let csc = graph.transpose();
         let edge_ids = csc.edge_ids_u32()?;
         let stats = GraphStats::of(graph);
+        let (row_min_col, row_max_col) = (0..graph.num_dst())
+            .map(|r| {
+                let row = graph.row(r);
+                (row.iter().copied().min().unwrap_or(u32::MAX), row.iter().copied().max().unwrap_or(0))
+            })
+            .unzip();
         Ok(Self {
             backend,
             num_dst: graph.num_dst(),
@@ -52,6 +57,8 @@ impl<'b> DeviceGraph<'b> {
             d_csc_edge_ids: backend.upload(&edge_ids)?,
             row_offsets: graph.offsets().to_vec(),
             col_offsets: csc.offsets().to_vec(),
+            row_min_col,
+            row_max_col,
             stats,
         })
     }
@@ -89,6 +96,16 @@ impl<'b> DeviceGraph<'b> {
     /// CSC column offsets (host copy, for planning).
     pub fn col_offsets(&self) -> &[u64] {
         &self.col_offsets
+    }
+
+    /// What the planner needs of the graph.
+    pub fn shape(&self) -> crate::plan::GraphShape<'_> {
+        crate::plan::GraphShape {
+            row_offsets: &self.row_offsets,
+            col_offsets: &self.col_offsets,
+            row_min_col: &self.row_min_col,
+            row_max_col: &self.row_max_col,
+        }
     }
 
     /// Device bytes the prepared graph holds.

@@ -8,8 +8,7 @@
 //! atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
-    FeatureShape, GtBwdColsParams, GtBwdRowsParams, GtCombineParams, GtFwdParams, LaunchParams,
-    Units,
+    FeatureShape, GtBwdColsParams, GtBwdRowsParams, GtCombineParams, GtFwdParams, GtGroupParams, LaunchParams, Units,
 };
 use dfgnn_device::kernels::gt::{self as kernels, variant_index};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
@@ -36,11 +35,7 @@ pub struct GtConfig {
 impl GtConfig {
     /// `heads` × `feat` with the default scale and schedule.
     pub fn new(heads: u32, feat: u32) -> Self {
-        Self {
-            heads,
-            feat,
-            ..Self::default()
-        }
+        Self { heads, feat, ..Self::default() }
     }
 }
 
@@ -74,11 +69,7 @@ impl DeviceRows {
                 chunk_edges: s.chunk_edges,
             }),
         };
-        Ok(Self {
-            whole,
-            whole_count: rows.whole_count,
-            split,
-        })
+        Ok(Self { whole, whole_count: rows.whole_count, split })
     }
 
     fn whole_units(&self) -> Units {
@@ -102,6 +93,15 @@ impl DeviceSplit {
     }
 }
 
+/// The `row_group` groups on the device.
+struct DeviceGroups {
+    plan: plan::GroupPlan,
+    first: Buffer<u32>,
+    end: Buffer<u32>,
+    stage_first: Buffer<u32>,
+    stage_count: Buffer<u32>,
+}
+
 /// The device side of a pass plan: kernel choice, lane map and work lists.
 struct DevicePass {
     plan: PassPlan,
@@ -110,16 +110,11 @@ struct DevicePass {
 
 impl DevicePass {
     fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
-        FeatureShape {
-            heads,
-            feat,
-            lanes: self.plan.layout.map,
-        }
+        FeatureShape { heads, feat, lanes: self.plan.layout.map }
     }
 
     fn variant(&self) -> usize {
-        variant_index(self.plan.layout.width, self.plan.layout.slots)
-            .expect("the planner picks existing variants")
+        variant_index(self.plan.layout.width, self.plan.layout.slots).expect("the planner picks existing variants")
     }
 }
 
@@ -140,15 +135,9 @@ unsafe fn launch_warps<P: LaunchParams>(
     let warps_per_block = (block_threads / WARP_SIZE) as usize;
     let blocks = units.div_ceil(warps_per_block);
     if blocks > i32::MAX as usize {
-        return Err(Error::Unsupported {
-            what: format!("{units} warps of work in one launch"),
-        });
+        return Err(Error::Unsupported { what: format!("{units} warps of work in one launch") });
     }
-    let config = LaunchConfig {
-        grid: Dim3::x(blocks as u32),
-        block: Dim3::x(block_threads),
-        shared_bytes: 0,
-    };
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(block_threads), shared_bytes: 0 };
     // SAFETY: forwarded contract.
     unsafe { backend.launch(kernel, &config, params) }
 }
@@ -182,6 +171,7 @@ pub struct Gt<'g, 'b> {
     plan: Plan,
     scale: f32,
     forward: Option<DevicePass>,
+    groups: Option<DeviceGroups>,
     backward_rows: Option<DevicePass>,
     backward_cols: Option<DevicePass>,
 }
@@ -189,56 +179,31 @@ pub struct Gt<'g, 'b> {
 impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
-        let plan = plan::plan(
-            graph.row_offsets(),
-            graph.col_offsets(),
-            config.heads,
-            config.feat,
-            &config.plan,
-        )?;
+        let limits = graph.backend().limits();
+        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits.max_shared_per_block, &config.plan)?;
         let backend = graph.backend();
         let pass = |p: &PassPlan| -> Result<DevicePass> {
-            Ok(DevicePass {
-                plan: p.clone(),
-                rows: DeviceRows::upload(backend, &p.rows)?,
-            })
+            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows)? })
         };
         let fused = plan.schedule.is_fused();
-        let forward = plan
-            .forward
-            .as_ref()
-            .ok()
-            .filter(|_| fused)
-            .map(pass)
-            .transpose()?;
-        let backward_rows = plan
-            .backward_rows
-            .as_ref()
-            .ok()
-            .filter(|_| fused)
-            .map(pass)
-            .transpose()?;
-        let backward_cols = plan
-            .backward_cols
-            .as_ref()
-            .ok()
-            .filter(|_| fused)
-            .map(pass)
-            .transpose()?;
+        let forward = plan.forward.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        let groups = match &plan.groups {
+            Some(g) => Some(DeviceGroups {
+                plan: g.clone(),
+                first: backend.upload(&g.first)?,
+                end: backend.upload(&g.end)?,
+                stage_first: backend.upload(&g.stage_first)?,
+                stage_count: backend.upload(&g.stage_count)?,
+            }),
+            None => None,
+        };
+        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
         let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
         if !scale.is_finite() {
-            return Err(Error::Unsupported {
-                what: format!("score scale {scale}"),
-            });
+            return Err(Error::Unsupported { what: format!("score scale {scale}") });
         }
-        Ok(Self {
-            graph,
-            plan,
-            scale,
-            forward,
-            backward_rows,
-            backward_cols,
-        })
+        Ok(Self { graph, plan, scale, forward, groups, backward_rows, backward_cols })
     }
 
     /// The plan the scheduler chose.
@@ -255,33 +220,17 @@ impl<'g, 'b> Gt<'g, 'b> {
         nodes * self.plan.heads as usize * self.plan.feat as usize
     }
 
-    fn check_view(
-        &self,
-        op: &'static str,
-        what: &'static str,
-        len: usize,
-        nodes: usize,
-    ) -> Result<()> {
+    fn check_view(&self, op: &'static str, what: &'static str, len: usize, nodes: usize) -> Result<()> {
         let expected = self.features(nodes);
         if len != expected {
-            return Err(Error::ShapeMismatch {
-                op,
-                what,
-                expected,
-                got: len,
-            });
+            return Err(Error::ShapeMismatch { op, what, expected, got: len });
         }
         Ok(())
     }
 
     /// `out = softmax(c·q·kᵀ over the edges)·v`, plus the log-sum-exp the backward needs.
     /// `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]`.
-    pub fn forward<'a>(
-        &self,
-        q: &'a Buffer<f32>,
-        k: &'a Buffer<f32>,
-        v: &'a Buffer<f32>,
-    ) -> Result<GtForward<'a>> {
+    pub fn forward<'a>(&self, q: &'a Buffer<f32>, k: &'a Buffer<f32>, v: &'a Buffer<f32>) -> Result<GtForward<'a>> {
         self.forward_scaled(q.view(), k.view(), v.view(), self.scale)
     }
 
@@ -301,24 +250,9 @@ impl<'g, 'b> Gt<'g, 'b> {
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);
         let Some(pass) = &self.forward else {
-            let inputs = baseline::Inputs {
-                q,
-                k,
-                v,
-                heads,
-                feat,
-                scale,
-            };
-            let (out, lse) =
-                baseline::forward(g, &inputs, self.plan.schedule == Schedule::EdgeParallel)?;
-            return Ok(GtForward {
-                out,
-                lse,
-                q,
-                k,
-                v,
-                _inputs: std::marker::PhantomData,
-            });
+            let inputs = baseline::Inputs { q, k, v, heads, feat, scale };
+            let (out, lse) = baseline::forward(g, &inputs, self.plan.schedule == Schedule::EdgeParallel)?;
+            return Ok(GtForward { out, lse, q, k, v, _inputs: std::marker::PhantomData });
         };
         let mut out = backend.alloc::<f32>(self.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
@@ -341,25 +275,48 @@ impl<'g, 'b> Gt<'g, 'b> {
             partial_ml,
             scale_log2: scale * std::f32::consts::LOG2_E,
         };
-        let whole = params(
-            pass.rows.whole_units(),
-            GSliceMut::empty(),
-            GSliceMut::empty(),
-            out.view_mut(),
-            lse.view_mut(),
-        );
-        // SAFETY: every slice views a live buffer of this backend with the length the kernel
-        // indexes by (shapes checked above, the graph's offsets validated when prepared); inputs
-        // are read-only and distinct from the outputs; one warp per unit.
-        unsafe {
-            launch_warps(
-                backend,
-                &kernel,
-                pass.rows.whole_count,
-                pass.plan.block_threads,
-                &whole,
-            )?
-        };
+        if let Some(groups) = &self.groups {
+            // row_group: the groups take every row that is not split.
+            let kernel = kernels::GROUP[pass.variant()].expect("every row_group variant exists");
+            let gp = &groups.plan;
+            let params = GtGroupParams {
+                offsets: g.d_row_offsets.view(),
+                columns: g.d_columns.view(),
+                coo_rows: g.d_coo_rows.view(),
+                group_first: groups.first.view(),
+                group_end: groups.end.view(),
+                stage_first: groups.stage_first.view(),
+                stage_count: groups.stage_count.view(),
+                shape: pass.shape(heads, feat),
+                q,
+                k,
+                v,
+                out: out.view_mut(),
+                lse: lse.view_mut(),
+                num_groups: gp.first.len() as u32,
+                score_capacity: gp.score_capacity,
+                stage_capacity: gp.stage_capacity,
+                scale_log2: scale * std::f32::consts::LOG2_E,
+            };
+            if !gp.first.is_empty() {
+                let config = LaunchConfig {
+                    grid: Dim3::x(gp.first.len() as u32),
+                    block: Dim3::x(gp.block_threads),
+                    shared_bytes: gp.shared_bytes,
+                };
+                // SAFETY: as below; the shared memory holds the largest group's scores and
+                // staged rows (the planner sized it), and every neighbour of a staged group lies
+                // in its staged range (the planner took the range from the rows' columns).
+                unsafe { backend.launch(&kernel, &config, &params)? };
+            }
+        } else {
+            let whole =
+                params(pass.rows.whole_units(), GSliceMut::empty(), GSliceMut::empty(), out.view_mut(), lse.view_mut());
+            // SAFETY: every slice views a live buffer of this backend with the length the kernel
+            // indexes by (shapes checked above, the graph's offsets validated when prepared);
+            // inputs are read-only and distinct from the outputs; one warp per unit.
+            unsafe { launch_warps(backend, &kernel, pass.rows.whole_count, pass.plan.block_threads, &whole)? };
+        }
         if let Some(split) = &pass.rows.split {
             let mut partial_acc = backend.alloc::<f32>(self.features(split.units))?;
             let mut partial_ml = backend.alloc::<f32>(split.units * heads as usize * 2)?;
@@ -371,15 +328,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 GSliceMut::empty(),
             );
             // SAFETY: as above; the partials hold one [H, F] (and [H, 2]) block per unit.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    pass.plan.block_threads,
-                    &chunks,
-                )?
-            };
+            unsafe { launch_warps(backend, &kernel, split.units, pass.plan.block_threads, &chunks)? };
             let combine = GtCombineParams {
                 rows: split.rows.view(),
                 first_unit: split.first_unit.view(),
@@ -394,23 +343,10 @@ impl<'g, 'b> Gt<'g, 'b> {
             };
             // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
             unsafe {
-                launch_warps(
-                    backend,
-                    &kernels::GT_FWD_COMBINE,
-                    split.rows.len(),
-                    pass.plan.block_threads,
-                    &combine,
-                )?
+                launch_warps(backend, &kernels::GT_FWD_COMBINE, split.rows.len(), pass.plan.block_threads, &combine)?
             };
         }
-        Ok(GtForward {
-            out,
-            lse,
-            q,
-            k,
-            v,
-            _inputs: std::marker::PhantomData,
-        })
+        Ok(GtForward { out, lse, q, k, v, _inputs: std::marker::PhantomData })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
@@ -431,14 +367,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (Some(rows_pass), Some(cols_pass)) = (&self.backward_rows, &self.backward_cols) else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
-            let inputs = baseline::Inputs {
-                q: fwd.q,
-                k: fwd.k,
-                v: fwd.v,
-                heads: self.plan.heads,
-                feat: self.plan.feat,
-                scale,
-            };
+            let inputs =
+                baseline::Inputs { q: fwd.q, k: fwd.k, v: fwd.v, heads: self.plan.heads, feat: self.plan.feat, scale };
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), ds_dot)?;
             return Ok(GtGrads { dq, dk, dv });
         };
@@ -451,8 +381,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let mut ds_dot_rows = backend.zeros::<f32>(if want_ds_dot { nh_dst } else { 0 })?;
 
         // Row pass: dq and D.
-        let kernel = kernels::BWD_ROWS[rows_pass.variant()]
-            .expect("the planner only picks existing backward variants");
+        let kernel = kernels::BWD_ROWS[rows_pass.variant()].expect("the planner only picks existing backward variants");
         let row_params = |units: Units,
                           dq: GSliceMut<f32>,
                           delta: GSliceMut<f32>,
@@ -482,23 +411,11 @@ impl<'g, 'b> Gt<'g, 'b> {
             ds_dot_rows.view_mut(),
         );
         // SAFETY: as in the forward; `ds_dot` is empty or [N_dst, H].
-        unsafe {
-            launch_warps(
-                backend,
-                &kernel,
-                rows_pass.rows.whole_count,
-                rows_pass.plan.block_threads,
-                &whole,
-            )?
-        };
+        unsafe { launch_warps(backend, &kernel, rows_pass.rows.whole_count, rows_pass.plan.block_threads, &whole)? };
         let mut ds_dot_chunks = backend.zeros::<f32>(0)?;
         if let Some(split) = &rows_pass.rows.split {
             let mut partial = backend.alloc::<f32>(self.features(split.units))?;
-            ds_dot_chunks = backend.zeros::<f32>(if want_ds_dot {
-                split.units * heads as usize
-            } else {
-                0
-            })?;
+            ds_dot_chunks = backend.zeros::<f32>(if want_ds_dot { split.units * heads as usize } else { 0 })?;
             let chunks = row_params(
                 split.units(),
                 GSliceMut::empty(),
@@ -507,15 +424,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 ds_dot_chunks.view_mut(),
             );
             // SAFETY: as above; partials are one [H, F] block per unit.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    rows_pass.plan.block_threads,
-                    &chunks,
-                )?
-            };
+            unsafe { launch_warps(backend, &kernel, split.units, rows_pass.plan.block_threads, &chunks)? };
             let combine = self.sum_combine(split, partial.view(), dq.view_mut(), scale);
             // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
             unsafe {
@@ -532,8 +441,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         // Column pass: dk and dv.
         let mut dk = backend.alloc::<f32>(self.features(g.num_src()))?;
         let mut dv = backend.alloc::<f32>(self.features(g.num_src()))?;
-        let kernel = kernels::BWD_COLS[cols_pass.variant()]
-            .expect("the planner only picks existing backward variants");
+        let kernel = kernels::BWD_COLS[cols_pass.variant()].expect("the planner only picks existing backward variants");
         let col_params = |units: Units,
                           dk: GSliceMut<f32>,
                           dv: GSliceMut<f32>,
@@ -565,15 +473,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             delta.view(),
         );
         // SAFETY: as in the forward, over the CSC; `delta` was completed by the row pass.
-        unsafe {
-            launch_warps(
-                backend,
-                &kernel,
-                cols_pass.rows.whole_count,
-                cols_pass.plan.block_threads,
-                &whole,
-            )?
-        };
+        unsafe { launch_warps(backend, &kernel, cols_pass.rows.whole_count, cols_pass.plan.block_threads, &whole)? };
         if let Some(split) = &cols_pass.rows.split {
             let mut partial_dk = backend.alloc::<f32>(self.features(split.units))?;
             let mut partial_dv = backend.alloc::<f32>(self.features(split.units))?;
@@ -586,15 +486,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 delta.view(),
             );
             // SAFETY: as above.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    cols_pass.plan.block_threads,
-                    &chunks,
-                )?
-            };
+            unsafe { launch_warps(backend, &kernel, split.units, cols_pass.plan.block_threads, &chunks)? };
             let combine_dk = self.sum_combine(split, partial_dk.view(), dk.view_mut(), scale);
             // SAFETY: `first_unit` indexes the partials just written.
             unsafe {

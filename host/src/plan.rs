@@ -24,6 +24,12 @@ pub enum Schedule {
     /// Let the planner choose from the graph and the feature shape.
     #[default]
     Auto,
+    /// DF-GNN's "hyper": a block owns a group of consecutive rows, scores their edges
+    /// edge-balanced into shared memory, then a warp per row does the softmax and aggregation.
+    /// When a group's neighbours lie in a narrow range (batches of small graphs), their keys and
+    /// values are staged in shared memory first. Rows past the split threshold are split as in
+    /// `RowSplit`. Backward: the `RowSplit` passes.
+    RowGroup,
     /// One warp per row, online softmax over edge chunks, no shared memory (DF-GNN's "tiling",
     /// at warp level, all heads of an edge together).
     RowTiled,
@@ -40,8 +46,9 @@ pub enum Schedule {
 
 impl Schedule {
     /// Every schedule a user can force, `Auto` first.
-    pub const ALL: [Schedule; 5] = [
+    pub const ALL: [Schedule; 6] = [
         Schedule::Auto,
+        Schedule::RowGroup,
         Schedule::RowTiled,
         Schedule::RowSplit,
         Schedule::EdgeParallel,
@@ -54,6 +61,7 @@ impl Schedule {
             Self::Auto => "auto",
             Self::RowTiled => "row_tiled",
             Self::RowSplit => "row_split",
+            Self::RowGroup => "row_group",
             Self::EdgeParallel => "edge_parallel",
             Self::Unfused => "unfused",
         }
@@ -63,7 +71,7 @@ impl Schedule {
 impl Schedule {
     /// Whether the schedule runs the fused kernels (no `[E, H]` intermediates).
     pub fn is_fused(self) -> bool {
-        matches!(self, Self::RowTiled | Self::RowSplit)
+        matches!(self, Self::RowGroup | Self::RowTiled | Self::RowSplit)
     }
 }
 
@@ -76,15 +84,9 @@ impl fmt::Display for Schedule {
 impl std::str::FromStr for Schedule {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| Error::Unsupported {
-                what: format!(
-                    "schedule `{s}` (known: {})",
-                    Self::ALL.map(Schedule::name).join(", ")
-                ),
-            })
+        Self::ALL.into_iter().find(|x| x.name() == s).ok_or_else(|| Error::Unsupported {
+            what: format!("schedule `{s}` (known: {})", Self::ALL.map(Schedule::name).join(", ")),
+        })
     }
 }
 
@@ -103,6 +105,13 @@ pub struct PlanOptions {
     pub scalar_loads: bool,
     /// Threads per block of the row kernels (a multiple of 32, at most 1024).
     pub block_threads: Option<u32>,
+    /// Shared memory a `row_group` block may use, in bytes.
+    pub group_shared_bytes: Option<u32>,
+    /// Largest rows per `row_group` group.
+    pub group_rows: Option<u32>,
+    /// Stage sources in shared memory for `row_group`: `Some(true)` forces it (an error when a
+    /// group's sources do not fit), `Some(false)` forbids it, `None` lets the planner decide.
+    pub group_staging: Option<bool>,
 }
 
 /// Level 2: how one warp's lanes cover the heads and features of an edge.
@@ -127,14 +136,10 @@ fn slots_per_head(vectors_per_head: u32) -> u32 {
 /// width, or explains why it cannot.
 pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32) -> Result<LaneLayout> {
     if heads == 0 || feat == 0 {
-        return Err(Error::Unsupported {
-            what: format!("{heads} heads of {feat} features (both must be at least 1)"),
-        });
+        return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
     }
     if feat % width != 0 {
-        return Err(Error::Unsupported {
-            what: format!("loads of {width} features with F = {feat}"),
-        });
+        return Err(Error::Unsupported { what: format!("loads of {width} features with F = {feat}") });
     }
     let vectors = feat / width;
     let padded = vectors.next_power_of_two();
@@ -152,26 +157,12 @@ pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32) -> Result<
         // All heads of an edge fit in part of a warp: several edges per step.
         (1, (heads * group).next_power_of_two())
     } else {
-        let slots_needed = if sph > 1 {
-            sph * heads
-        } else {
-            heads.div_ceil(heads_per_slot)
-        };
+        let slots_needed = if sph > 1 { sph * heads } else { heads.div_ceil(heads_per_slot) };
         (slots_needed.next_power_of_two().min(max_slots), WARP_SIZE)
     };
     let heads_per_pass = (slots / sph) * (edge_width / group);
-    let map = LaneMap {
-        group,
-        slots_per_head: sph,
-        edge_width,
-        heads_per_pass,
-    };
-    Ok(LaneLayout {
-        width,
-        slots,
-        map,
-        passes: heads.div_ceil(heads_per_pass),
-    })
+    let map = LaneMap { group, slots_per_head: sph, edge_width, heads_per_pass };
+    Ok(LaneLayout { width, slots, map, passes: heads.div_ceil(heads_per_pass) })
 }
 
 /// Which rows (or columns) a pass covers whole, and which it splits.
@@ -229,6 +220,8 @@ pub struct Plan {
     pub feat: u32,
     /// The fused forward pass (for the fused schedules), or why there is none.
     pub forward: std::result::Result<PassPlan, String>,
+    /// The row groups of the `row_group` forward (rows not split).
+    pub groups: Option<GroupPlan>,
     /// The backward's row pass (dq), or why there is none.
     pub backward_rows: std::result::Result<PassPlan, String>,
     /// The backward's column pass (dk, dv), or why there is none.
@@ -251,41 +244,23 @@ pub const DEFAULT_MAX_SLOTS: u32 = 4;
 fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32) -> Result<RowPlan> {
     let n = offsets.len().saturating_sub(1);
     if n > u32::MAX as usize {
-        return Err(Error::Unsupported {
-            what: format!("{n} rows (at most 2^32 - 1)"),
-        });
+        return Err(Error::Unsupported { what: format!("{n} rows (at most 2^32 - 1)") });
     }
     let Some(threshold) = split_threshold else {
-        return Ok(RowPlan {
-            whole: None,
-            whole_count: n,
-            split: None,
-        });
+        return Ok(RowPlan { whole: None, whole_count: n, split: None });
     };
     let degree = |r: usize| offsets[r + 1] - offsets[r];
-    let heavy: Vec<u32> = (0..n)
-        .filter(|&r| degree(r) > threshold)
-        .map(|r| r as u32)
-        .collect();
+    let heavy: Vec<u32> = (0..n).filter(|&r| degree(r) > threshold).map(|r| r as u32).collect();
     if heavy.is_empty() {
-        return Ok(RowPlan {
-            whole: None,
-            whole_count: n,
-            split: None,
-        });
+        return Ok(RowPlan { whole: None, whole_count: n, split: None });
     }
-    let whole: Vec<u32> = (0..n)
-        .filter(|&r| degree(r) <= threshold)
-        .map(|r| r as u32)
-        .collect();
+    let whole: Vec<u32> = (0..n).filter(|&r| degree(r) <= threshold).map(|r| r as u32).collect();
     let mut first_unit = vec![0u32];
     let (mut unit_rows, mut unit_chunks) = (Vec::new(), Vec::new());
     for &r in &heavy {
         let chunks = degree(r as usize).div_ceil(chunk_edges as u64);
         if unit_rows.len() as u64 + chunks > u32::MAX as u64 {
-            return Err(Error::Unsupported {
-                what: "more than 2^32 chunks of split rows".to_string(),
-            });
+            return Err(Error::Unsupported { what: "more than 2^32 chunks of split rows".to_string() });
         }
         for c in 0..chunks {
             unit_rows.push(r);
@@ -296,33 +271,135 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32) ->
     Ok(RowPlan {
         whole_count: whole.len(),
         whole: Some(whole),
-        split: Some(SplitPlan {
-            rows: heavy,
-            first_unit,
-            unit_rows,
-            unit_chunks,
-            chunk_edges,
-        }),
+        split: Some(SplitPlan { rows: heavy, first_unit, unit_rows, unit_chunks, chunk_edges }),
     })
 }
 
-/// Plans the attention kernels for a graph with CSR `row_offsets` and CSC `col_offsets`, and
-/// `heads` × `feat` features, under `options`.
-pub fn plan(
-    row_offsets: &[u64],
-    col_offsets: &[u64],
+/// The `row_group` forward's groups: one block each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupPlan {
+    /// First row of each group.
+    pub first: Vec<u32>,
+    /// One past the last row of each group.
+    pub end: Vec<u32>,
+    /// First staged source node of each group (empty when nothing is staged).
+    pub stage_first: Vec<u32>,
+    /// Staged source nodes of each group.
+    pub stage_count: Vec<u32>,
+    /// Edges the score region holds (the largest group's).
+    pub score_capacity: u32,
+    /// Source nodes the staging regions hold (0 when nothing is staged).
+    pub stage_capacity: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// Threads per block.
+    pub block_threads: u32,
+}
+
+/// Shared memory a `row_group` block uses by default: two blocks fit on an H200 multiprocessor.
+pub const DEFAULT_GROUP_SHARED_BYTES: u32 = 96 * 1024;
+/// Largest rows per group by default.
+pub const DEFAULT_GROUP_ROWS: u32 = 256;
+/// Threads per `row_group` block: 8 warps share the score phase, then take rows in turn.
+pub const GROUP_BLOCK_THREADS: u32 = 256;
+/// Staging pays when each staged source row is read at least this many times.
+pub const MIN_STAGING_REUSE: f64 = 4.0;
+
+/// What the planner needs to know of a graph: CSR and CSC offsets, and each row's smallest and
+/// largest column (for `row_group` staging).
+#[derive(Clone, Copy, Debug)]
+pub struct GraphShape<'a> {
+    /// `[N_dst + 1]` CSR offsets.
+    pub row_offsets: &'a [u64],
+    /// `[N_src + 1]` CSC offsets.
+    pub col_offsets: &'a [u64],
+    /// `[N_dst]` each row's smallest column (`u32::MAX` for an empty row).
+    pub row_min_col: &'a [u32],
+    /// `[N_dst]` each row's largest column (0 for an empty row).
+    pub row_max_col: &'a [u32],
+}
+
+/// Forms `row_group` groups greedily in row order, skipping `heavy` rows (split elsewhere), so
+/// that each group's scores (and, when `staging`, its sources' keys and values) fit in `budget`
+/// bytes of shared memory. `None` when a single row cannot fit.
+fn form_groups(
+    graph: &GraphShape<'_>,
+    heavy: &[u32],
     heads: u32,
     feat: u32,
+    budget: u32,
+    max_rows: u32,
+    staging: bool,
+) -> Option<GroupPlan> {
+    let score_bytes = |edges: u64| (edges * heads as u64 * 4).div_ceil(16) * 16;
+    let stage_bytes = |nodes: u64| if staging { nodes * 2 * heads as u64 * feat as u64 * 4 } else { 0 };
+    let n = graph.row_offsets.len().saturating_sub(1);
+    let degree = |r: usize| graph.row_offsets[r + 1] - graph.row_offsets[r];
+    let mut plan = GroupPlan {
+        first: Vec::new(),
+        end: Vec::new(),
+        stage_first: Vec::new(),
+        stage_count: Vec::new(),
+        score_capacity: 0,
+        stage_capacity: 0,
+        shared_bytes: 0,
+        block_threads: GROUP_BLOCK_THREADS,
+    };
+    let mut heavy = heavy.iter().peekable();
+    let mut r = 0usize;
+    while r < n {
+        if heavy.peek().is_some_and(|&&h| h as usize == r) {
+            heavy.next();
+            r += 1;
+            continue;
+        }
+        let start = r;
+        let (mut edges, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
+        while r < n && (r - start) < max_rows as usize && !heavy.peek().is_some_and(|&&h| h as usize == r) {
+            let d = degree(r);
+            let (lo2, hi2) =
+                if d > 0 { (lo.min(graph.row_min_col[r]), hi.max(graph.row_max_col[r])) } else { (lo, hi) };
+            let span = if lo2 <= hi2 { (hi2 - lo2) as u64 + 1 } else { 0 };
+            if score_bytes(edges + d) + stage_bytes(span) > budget as u64 {
+                break;
+            }
+            edges += d;
+            (lo, hi) = (lo2, hi2);
+            r += 1;
+        }
+        if r == start {
+            return None;
+        }
+        let span = if lo <= hi { hi - lo + 1 } else { 0 };
+        plan.first.push(start as u32);
+        plan.end.push(r as u32);
+        if staging {
+            plan.stage_first.push(if span > 0 { lo } else { 0 });
+            plan.stage_count.push(span);
+            plan.stage_capacity = plan.stage_capacity.max(span);
+        }
+        plan.score_capacity = plan.score_capacity.max(edges as u32);
+    }
+    plan.shared_bytes = (score_bytes(plan.score_capacity as u64) + stage_bytes(plan.stage_capacity as u64)) as u32;
+    Some(plan)
+}
+
+/// Plans the attention kernels for `graph` and `heads` × `feat` features under `options`, for a
+/// device whose blocks may use `max_shared_bytes` of shared memory.
+pub fn plan(
+    graph: &GraphShape<'_>,
+    heads: u32,
+    feat: u32,
+    max_shared_bytes: u32,
     options: &PlanOptions,
 ) -> Result<Plan> {
+    let (row_offsets, col_offsets) = (graph.row_offsets, graph.col_offsets);
     let mut reasons = Vec::new();
     let max_degree = |offsets: &[u64]| offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let threshold = options.split_threshold.unwrap_or(DEFAULT_SPLIT_THRESHOLD);
     let chunk_edges = options.chunk_edges.unwrap_or(DEFAULT_CHUNK_EDGES);
     if chunk_edges == 0 {
-        return Err(Error::Unsupported {
-            what: "chunks of 0 edges".to_string(),
-        });
+        return Err(Error::Unsupported { what: "chunks of 0 edges".to_string() });
     }
     let block_threads = options.block_threads.unwrap_or(DEFAULT_BLOCK_THREADS);
     if block_threads == 0 || block_threads % WARP_SIZE != 0 || block_threads > 1024 {
@@ -331,11 +408,7 @@ pub fn plan(
         });
     }
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
-    let width = if feat % 4 == 0 && !options.scalar_loads {
-        4
-    } else {
-        1
-    };
+    let width = if feat % 4 == 0 && !options.scalar_loads { 4 } else { 1 };
     let layout_for = |max_slots: u32| -> Result<LaneLayout> {
         let cap = options.max_slots.unwrap_or(max_slots).min(max_slots);
         // Wide heads need their slots whatever the default cap.
@@ -343,12 +416,38 @@ pub fn plan(
         lane_layout(heads, feat, width, cap.max(needed.min(8)))
     };
     let forward_layout = layout_for(DEFAULT_MAX_SLOTS);
+
+    // Row groups, with sources staged when that pays (batches of small graphs).
+    let budget = options.group_shared_bytes.unwrap_or(DEFAULT_GROUP_SHARED_BYTES).min(max_shared_bytes);
+    let max_rows = options.group_rows.unwrap_or(DEFAULT_GROUP_ROWS).max(1);
+    let group_heavy: Vec<u32> = {
+        let score_rows = (budget as u64 / (heads as u64 * 4)).saturating_sub(4);
+        let cut = threshold.min(score_rows);
+        (0..row_offsets.len().saturating_sub(1))
+            .filter(|&r| row_offsets[r + 1] - row_offsets[r] > cut)
+            .map(|r| r as u32)
+            .collect()
+    };
+    let groups_for = |staging: bool| form_groups(graph, &group_heavy, heads, feat, budget, max_rows, staging);
+    let staged_groups = match options.group_staging {
+        Some(false) => None,
+        _ => groups_for(true).filter(|g| {
+            let staged: u64 = g.stage_count.iter().map(|&c| c as u64).sum();
+            let edges = row_offsets.last().copied().unwrap_or(0);
+            options.group_staging == Some(true) || (staged > 0 && edges as f64 / staged as f64 >= MIN_STAGING_REUSE)
+        }),
+    };
+
     let schedule = match (options.schedule, &forward_layout) {
         (Schedule::Auto, Err(e)) => {
-            reasons.push(format!(
-                "edge_parallel: the fused kernels cannot hold this shape ({e})"
-            ));
+            reasons.push(format!("edge_parallel: the fused kernels cannot hold this shape ({e})"));
             Schedule::EdgeParallel
+        }
+        (Schedule::Auto, Ok(_)) if staged_groups.is_some() => {
+            reasons.push(format!(
+                "row_group: groups of rows whose neighbours fit in {budget} bytes of shared memory with their scores; each staged source row is read {MIN_STAGING_REUSE} times or more"
+            ));
+            Schedule::RowGroup
         }
         (Schedule::Auto, Ok(_)) if row_max > threshold || col_max > threshold => {
             reasons.push(format!(
@@ -358,21 +457,49 @@ pub fn plan(
         }
         (Schedule::Auto, Ok(_)) => {
             reasons.push(format!(
-                "row_tiled: no row or column has more than {threshold} edges"
+                "row_tiled: no row or column has more than {threshold} edges, and staging would not pay"
             ));
             Schedule::RowTiled
         }
         (forced, Err(e)) if forced.is_fused() => {
-            return Err(Error::Unsupported {
-                what: format!("schedule {forced}: {e}"),
-            });
+            return Err(Error::Unsupported { what: format!("schedule {forced}: {e}") });
         }
         (forced, _) => {
             reasons.push(format!("{forced}: forced"));
             forced
         }
     };
-    let split = (schedule == Schedule::RowSplit).then_some(threshold);
+    let groups = if schedule == Schedule::RowGroup {
+        let g = match (staged_groups, options.group_staging) {
+            (Some(g), _) => g,
+            (None, Some(true)) => {
+                return Err(Error::Unsupported {
+                    what: format!("row_group staging: a group's sources do not fit in {budget} bytes of shared memory"),
+                });
+            }
+            (None, _) => groups_for(false).ok_or_else(|| Error::Unsupported {
+                what: format!(
+                    "row_group: the scores of one row of {heads} heads do not fit in {budget} bytes of shared memory"
+                ),
+            })?,
+        };
+        reasons.push(format!(
+            "row_group: {} groups of up to {} edges, {} staged source nodes per group at most, {} bytes of shared memory per block",
+            g.first.len(),
+            g.score_capacity,
+            g.stage_capacity,
+            g.shared_bytes
+        ));
+        Some(g)
+    } else {
+        None
+    };
+    // Rows the fused passes split: past the threshold (row_split), or left out of the groups.
+    let split = match schedule {
+        Schedule::RowSplit => Some(threshold),
+        Schedule::RowGroup => Some(threshold.min((budget as u64 / (heads as u64 * 4)).saturating_sub(4))),
+        _ => None,
+    };
     let forward = match forward_layout {
         Ok(layout) => {
             reasons.push(format!(
@@ -383,62 +510,46 @@ pub fn plan(
                 WARP_SIZE / layout.map.edge_width,
                 layout.passes
             ));
-            Ok(PassPlan {
-                layout,
-                rows: plan_rows(row_offsets, split, chunk_edges)?,
-                block_threads,
-            })
+            Ok(PassPlan { layout, rows: plan_rows(row_offsets, split, chunk_edges)?, block_threads })
         }
         Err(e) => Err(e.to_string()),
     };
     // The backward passes hold twice the vectors; with F4 loads they stop at 4 slots.
     let backward_cap = if width == 4 { 4 } else { 8 };
     let backward_layout = layout_for(backward_cap).map_err(|e| e.to_string());
+    let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {
-        Ok(layout) => Ok(PassPlan {
-            layout: *layout,
-            rows: plan_rows(row_offsets, split, chunk_edges)?,
-            block_threads,
-        }),
+        Ok(layout) => {
+            Ok(PassPlan { layout: *layout, rows: plan_rows(row_offsets, backward_split, chunk_edges)?, block_threads })
+        }
         Err(e) => Err(e.clone()),
     };
     let backward_cols = match &backward_layout {
-        Ok(layout) => Ok(PassPlan {
-            layout: *layout,
-            rows: plan_rows(col_offsets, split, chunk_edges)?,
-            block_threads,
-        }),
+        Ok(layout) => {
+            Ok(PassPlan { layout: *layout, rows: plan_rows(col_offsets, backward_split, chunk_edges)?, block_threads })
+        }
         Err(e) => Err(e.clone()),
     };
     if schedule.is_fused() && backward_layout.is_err() {
         reasons.push("backward: unfused (the fused backward cannot hold this shape)".to_string());
     }
-    Ok(Plan {
-        schedule,
-        heads,
-        feat,
-        forward,
-        backward_rows,
-        backward_cols,
-        reasons,
-    })
+    Ok(Plan { schedule, heads, feat, forward, groups, backward_rows, backward_cols, reasons })
 }
 
 impl Plan {
     /// One line: the schedule and, for the fused ones, the load width, slots and split rows.
     pub fn summary(&self) -> String {
         match &self.forward {
-            Ok(p) if self.schedule.is_fused() => format!(
-                "{} (w{} s{}{})",
-                self.schedule,
-                p.layout.width,
-                p.layout.slots,
-                p.rows.split.as_ref().map_or(String::new(), |s| format!(
-                    ", {} split rows in {} chunks",
-                    s.rows.len(),
-                    s.units()
-                ))
-            ),
+            Ok(p) if self.schedule.is_fused() => {
+                let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
+                if let Some(g) = &self.groups {
+                    parts.push(format!("{} groups{}", g.first.len(), if g.stage_capacity > 0 { ", staged" } else { "" }));
+                }
+                if let Some(s) = &p.rows.split {
+                    parts.push(format!("{} split rows in {} chunks", s.rows.len(), s.units()));
+                }
+                format!("{} ({})", self.schedule, parts.join(", "))
+            }
             _ => self.schedule.to_string(),
         }
     }
@@ -446,22 +557,13 @@ impl Plan {
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "schedule {} for {} heads x {} features",
-            self.schedule, self.heads, self.feat
-        )?;
+        writeln!(f, "schedule {} for {} heads x {} features", self.schedule, self.heads, self.feat)?;
         for r in &self.reasons {
             writeln!(f, "  {r}")?;
         }
         let pass = |f: &mut fmt::Formatter<'_>, name: &str, p: &PassPlan| {
             let split = p.rows.split.as_ref().map_or("none".to_string(), |s| {
-                format!(
-                    "{} rows in {} chunks of {} edges",
-                    s.rows.len(),
-                    s.units(),
-                    s.chunk_edges
-                )
+                format!("{} rows in {} chunks of {} edges", s.rows.len(), s.units(), s.chunk_edges)
             });
             writeln!(
                 f,

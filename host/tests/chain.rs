@@ -6,13 +6,9 @@ use dfgnn::{Backend, Error};
 fn chain_kernels_match_plain_rust_on_the_emulator() {
     let backend = Backend::emulator();
     for seed in [1, 2, 3] {
-        let reports = dfgnn::demo::check_chain(&backend, seed, 1)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let reports = dfgnn::demo::check_chain(&backend, seed, 1).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(reports.len(), 5);
-        assert!(
-            reports.iter().any(|r| r.softmax_error > 0.0),
-            "inputs should exercise rounding"
-        );
+        assert!(reports.iter().any(|r| r.softmax_error > 0.0), "inputs should exercise rounding");
     }
 }
 
@@ -20,8 +16,7 @@ fn chain_kernels_match_plain_rust_on_the_emulator() {
 fn chain_kernels_match_plain_rust_on_the_gpu() {
     match Backend::cuda(0) {
         Ok(backend) => {
-            let reports =
-                dfgnn::demo::check_chain(&backend, 7, 4).unwrap_or_else(|e| panic!("{e}"));
+            let reports = dfgnn::demo::check_chain(&backend, 7, 4).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(reports.len(), 5);
         }
         Err(e) => eprintln!("skipped: no GPU ({e})"),
@@ -38,20 +33,13 @@ fn emulator_results_are_bit_identical_run_after_run() {
             Some(*acc)
         })
         .collect();
-    let offsets: Vec<u64> = std::iter::once(0)
-        .chain(offsets.windows(2).map(|w| w[1]))
-        .collect();
+    let offsets: Vec<u64> = std::iter::once(0).chain(offsets.windows(2).map(|w| w[1])).collect();
     let nnz = *offsets.last().unwrap() as usize;
-    let values: Vec<f32> = (0..nnz)
-        .map(|i| ((i * 7919) % 1000) as f32 / 97.0 - 5.0)
-        .collect();
+    let values: Vec<f32> = (0..nnz).map(|i| ((i * 7919) % 1000) as f32 / 97.0 - 5.0).collect();
     let first = dfgnn::demo::segment_sum(&backend, &offsets, &values).unwrap();
     let (alpha, lse) = dfgnn::demo::row_softmax(&backend, &offsets, &values).unwrap();
     for _ in 0..3 {
-        assert_eq!(
-            dfgnn::demo::segment_sum(&backend, &offsets, &values).unwrap(),
-            first
-        );
+        assert_eq!(dfgnn::demo::segment_sum(&backend, &offsets, &values).unwrap(), first);
         let (a, l) = dfgnn::demo::row_softmax(&backend, &offsets, &values).unwrap();
         assert_eq!(
             a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
@@ -77,9 +65,6 @@ fn malformed_offsets_are_clear_errors() {
         let err = dfgnn::demo::row_softmax(&backend, &offsets, &values).unwrap_err();
         assert!(err.to_string().contains(needle), "{err}");
         let err = dfgnn::demo::segment_sum(&backend, &offsets, &values).unwrap_err();
-        assert!(
-            matches!(err, Error::Unsupported { .. } | Error::ShapeMismatch { .. }),
-            "{err}"
-        );
+        assert!(matches!(err, Error::Unsupported { .. } | Error::ShapeMismatch { .. }), "{err}");
     }
 }

@@ -33,94 +33,33 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let g = graph(&mut rng, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
-    let mut rand_vec = |n: usize| {
-        (0..n)
-            .map(|_| rng.random_range(-1.0f32..1.0))
-            .collect::<Vec<f32>>()
-    };
+    let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
     let (q, k, v, d_out) = (rand_vec(n), rand_vec(n), rand_vec(n), rand_vec(n));
-    let gt = Gt::new(
-        &dg,
-        &GtConfig {
-            heads,
-            feat,
-            scale: None,
-            plan: options.clone(),
-        },
-    )
-    .unwrap();
-    let (dq_, dk_, dv_) = (
-        backend.upload(&q).unwrap(),
-        backend.upload(&k).unwrap(),
-        backend.upload(&v).unwrap(),
-    );
+    let gt = Gt::new(&dg, &GtConfig { heads, feat, scale: None, plan: options.clone() }).unwrap();
+    let (dq_, dk_, dv_) = (backend.upload(&q).unwrap(), backend.upload(&k).unwrap(), backend.upload(&v).unwrap());
     let fwd = gt.forward(&dq_, &dk_, &dv_).unwrap();
     let out = backend.download(&fwd.out).unwrap();
     let lse = backend.download(&fwd.lse).unwrap();
     let grads = gt.backward(&fwd, &backend.upload(&d_out).unwrap()).unwrap();
     let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
-    let dims = Dims {
-        heads: heads as usize,
-        feat: feat as usize,
-    };
+    let dims = Dims { heads: heads as usize, feat: feat as usize };
     let up = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<f64>>();
     let scale = gt.scale() as f64;
     let r = gt_forward(&p, dims, &up(&q), &up(&k), &up(&v), scale).unwrap();
-    let rg = gt_backward(
-        &p,
-        dims,
-        &up(&q),
-        &up(&k),
-        &up(&v),
-        scale,
-        &r.out,
-        &r.lse,
-        &up(&d_out),
-    )
-    .unwrap();
+    let rg = gt_backward(&p, dims, &up(&q), &up(&k), &up(&v), scale, &r.out, &r.lse, &up(&d_out)).unwrap();
     let naive = gt_forward(&p, dims, &q, &k, &v, gt.scale()).unwrap();
-    let naive_g = gt_backward(
-        &p,
-        dims,
-        &q,
-        &k,
-        &v,
-        gt.scale(),
-        &naive.out,
-        &naive.lse,
-        &d_out,
-    )
-    .unwrap();
+    let naive_g = gt_backward(&p, dims, &q, &k, &v, gt.scale(), &naive.out, &naive.lse, &d_out).unwrap();
     let tol = |naive: f64| 2.0 * naive + 1e-5;
     let e_out = max_abs_diff(&out, &r.out);
-    let finite_lse: Vec<f64> = r
-        .lse
-        .iter()
-        .map(|x| if x.is_finite() { *x } else { 0.0 })
-        .collect();
-    let got_lse: Vec<f32> = lse
-        .iter()
-        .map(|x| if x.is_finite() { *x } else { 0.0 })
-        .collect();
+    let finite_lse: Vec<f64> = r.lse.iter().map(|x| if x.is_finite() { *x } else { 0.0 }).collect();
+    let got_lse: Vec<f32> = lse.iter().map(|x| if x.is_finite() { *x } else { 0.0 }).collect();
     let e_lse = max_abs_diff(&got_lse, &finite_lse);
     let checks = [
         ("out", e_out, max_abs_diff(&naive.out, &r.out)),
         ("lse", e_lse, 1e-6),
-        (
-            "dq",
-            max_abs_diff(&backend.download(&grads.dq).unwrap(), &rg.dq),
-            max_abs_diff(&naive_g.dq, &rg.dq),
-        ),
-        (
-            "dk",
-            max_abs_diff(&backend.download(&grads.dk).unwrap(), &rg.dk),
-            max_abs_diff(&naive_g.dk, &rg.dk),
-        ),
-        (
-            "dv",
-            max_abs_diff(&backend.download(&grads.dv).unwrap(), &rg.dv),
-            max_abs_diff(&naive_g.dv, &rg.dv),
-        ),
+        ("dq", max_abs_diff(&backend.download(&grads.dq).unwrap(), &rg.dq), max_abs_diff(&naive_g.dq, &rg.dq)),
+        ("dk", max_abs_diff(&backend.download(&grads.dk).unwrap(), &rg.dk), max_abs_diff(&naive_g.dk, &rg.dk)),
+        ("dv", max_abs_diff(&backend.download(&grads.dv).unwrap(), &rg.dv), max_abs_diff(&naive_g.dv, &rg.dv)),
     ];
     for (name, err, naive) in checks {
         assert!(
@@ -132,19 +71,7 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
 }
 
 fn spread(backend: &Backend) {
-    let shapes = [
-        (1, 1),
-        (1, 7),
-        (2, 3),
-        (1, 32),
-        (3, 33),
-        (4, 64),
-        (8, 16),
-        (2, 100),
-        (1, 128),
-        (2, 256),
-        (8, 64),
-    ];
+    let shapes = [(1, 1), (1, 7), (2, 3), (1, 32), (3, 33), (4, 64), (8, 16), (2, 100), (1, 128), (2, 256), (8, 64)];
     for (h, f) in shapes {
         check(backend, h, f, PlanOptions::default());
         let split = PlanOptions {
@@ -154,8 +81,9 @@ fn spread(backend: &Backend) {
             ..Default::default()
         };
         check(backend, h, f, split);
-        for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
+        for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
             check(backend, h, f, PlanOptions { schedule, ..Default::default() });
+            check(backend, h, f, PlanOptions { schedule, group_rows: Some(3), split_threshold: Some(20), ..Default::default() });
         }
     }
 }
@@ -180,33 +108,16 @@ fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let g = graph(&mut rng, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
-    let mut rand_vec = |n: usize| {
-        (0..n)
-            .map(|_| rng.random_range(-1.0f32..1.0))
-            .collect::<Vec<f32>>()
-    };
+    let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
     let (h, d_out) = (rand_vec(n), rand_vec(n));
     let beta = 1.7f32;
-    let agnn = Agnn::new(
-        &dg,
-        &AgnnConfig {
-            heads,
-            feat,
-            plan: options.clone(),
-        },
-    )
-    .unwrap();
+    let agnn = Agnn::new(&dg, &AgnnConfig { heads, feat, plan: options.clone() }).unwrap();
     let dh_ = backend.upload(&h).unwrap();
     let fwd = agnn.forward(&dh_, beta).unwrap();
     let out = backend.download(fwd.out()).unwrap();
-    let grads = agnn
-        .backward(&fwd, &backend.upload(&d_out).unwrap())
-        .unwrap();
+    let grads = agnn.backward(&fwd, &backend.upload(&d_out).unwrap()).unwrap();
     let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
-    let dims = Dims {
-        heads: heads as usize,
-        feat: feat as usize,
-    };
+    let dims = Dims { heads: heads as usize, feat: feat as usize };
     let up = |x: &[f32]| x.iter().map(|&a| a as f64).collect::<Vec<f64>>();
     let r = agnn_forward(&p, dims, &up(&h), beta as f64).unwrap();
     let rg = agnn_backward(&p, dims, &up(&h), beta as f64, &r.out, &r.lse, &up(&d_out)).unwrap();
@@ -218,14 +129,8 @@ fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let n_out = max_abs_diff(&naive.out, &r.out);
     let n_dh = max_abs_diff(&naive_g.dh, &rg.dh);
     let n_beta = (naive_g.d_beta as f64 - rg.d_beta).abs();
-    assert!(
-        e_out <= 2.0 * n_out + 1e-5,
-        "agnn H={heads} F={feat}: out {e_out:.3e} vs naive {n_out:.3e}"
-    );
-    assert!(
-        e_dh <= 2.0 * n_dh + 1e-5,
-        "agnn H={heads} F={feat}: dh {e_dh:.3e} vs naive {n_dh:.3e}"
-    );
+    assert!(e_out <= 2.0 * n_out + 1e-5, "agnn H={heads} F={feat}: out {e_out:.3e} vs naive {n_out:.3e}");
+    assert!(e_dh <= 2.0 * n_dh + 1e-5, "agnn H={heads} F={feat}: dh {e_dh:.3e} vs naive {n_dh:.3e}");
     assert!(
         e_beta <= 2.0 * n_beta + 1e-4 * rg.d_beta.abs().max(1.0),
         "agnn H={heads} F={feat}: dβ {e_beta:.3e} vs naive {n_beta:.3e}"

@@ -51,11 +51,7 @@ pub struct Normalized<T> {
 /// - `num_nodes`: number of nodes N.
 /// - `dims`: heads H and features per head F.
 /// - `h`: `[N, H, F]` features.
-pub fn l2_normalize<T: Float>(
-    num_nodes: usize,
-    dims: Dims,
-    h: &[T],
-) -> Result<Normalized<T>, RefError> {
+pub fn l2_normalize<T: Float>(num_nodes: usize, dims: Dims, h: &[T]) -> Result<Normalized<T>, RefError> {
     const OP: &str = "l2_normalize";
     dims.validate(OP)?;
     check_dense(OP, "h", layout::NODES, h, num_nodes, dims)?;
@@ -82,12 +78,7 @@ pub fn l2_normalize<T: Float>(
 ///
 /// Returns `dh`, `[N, H, F]`: `(d_hn − hn (hn·d_hn)) / ‖h‖` where `‖h‖ ≥ eps`, and `d_hn / eps`
 /// where the clamp is active.
-pub fn l2_normalize_backward<T: Float>(
-    num_nodes: usize,
-    dims: Dims,
-    h: &[T],
-    d_hn: &[T],
-) -> Result<Vec<T>, RefError> {
+pub fn l2_normalize_backward<T: Float>(num_nodes: usize, dims: Dims, h: &[T], d_hn: &[T]) -> Result<Vec<T>, RefError> {
     const OP: &str = "l2_normalize_backward";
     dims.validate(OP)?;
     check_dense(OP, "h", layout::NODES, h, num_nodes, dims)?;
@@ -123,20 +114,12 @@ pub fn l2_normalize_backward<T: Float>(
 /// - `dims`: heads H and features per head F.
 /// - `h`: `[N, H, F]` node features, both sources and destinations.
 /// - `beta`: the temperature β multiplying the cosine.
-pub fn agnn_forward<T: Float>(
-    pattern: &Pattern<'_>,
-    dims: Dims,
-    h: &[T],
-    beta: T,
-) -> Result<AgnnForward<T>, RefError> {
+pub fn agnn_forward<T: Float>(pattern: &Pattern<'_>, dims: Dims, h: &[T], beta: T) -> Result<AgnnForward<T>, RefError> {
     const OP: &str = "agnn_forward";
     check_inputs(OP, pattern, dims, h)?;
     let Normalized { hn, .. } = l2_normalize(pattern.num_dst, dims, h)?;
     let fwd = gt_forward(pattern, dims, &hn, &hn, h, beta)?;
-    Ok(AgnnForward {
-        out: fwd.out,
-        lse: fwd.lse,
-    })
+    Ok(AgnnForward { out: fwd.out, lse: fwd.lse })
 }
 
 /// AGNN backward on a square graph; alpha is recomputed from `lse`.
@@ -164,16 +147,8 @@ pub fn agnn_backward<T: Float>(
     let Normalized { hn, .. } = l2_normalize(n, dims, h)?;
     let (grads, ds) = gt_backward_with_scores(pattern, dims, &hn, &hn, h, beta, out, lse, d_out)?;
     let cos = sddmm_dot(pattern, dims, &hn, &hn, T::one())?;
-    let d_beta = ds
-        .iter()
-        .zip(&cos)
-        .fold(T::zero(), |acc, (&g, &c)| acc + g * c);
-    let d_hn: Vec<T> = grads
-        .dq
-        .iter()
-        .zip(&grads.dk)
-        .map(|(&a, &b)| a + b)
-        .collect();
+    let d_beta = ds.iter().zip(&cos).fold(T::zero(), |acc, (&g, &c)| acc + g * c);
+    let d_hn: Vec<T> = grads.dq.iter().zip(&grads.dk).map(|(&a, &b)| a + b).collect();
     let mut dh = l2_normalize_backward(n, dims, h, &d_hn)?;
     for (total, &through_v) in dh.iter_mut().zip(&grads.dv) {
         *total = *total + through_v;
@@ -181,19 +156,10 @@ pub fn agnn_backward<T: Float>(
     Ok(AgnnGrads { dh, d_beta })
 }
 
-fn check_inputs<T>(
-    op: &'static str,
-    pattern: &Pattern<'_>,
-    dims: Dims,
-    h: &[T],
-) -> Result<(), RefError> {
+fn check_inputs<T>(op: &'static str, pattern: &Pattern<'_>, dims: Dims, h: &[T]) -> Result<(), RefError> {
     pattern.validate()?;
     if !pattern.is_square() {
-        return Err(RefError::NotSquare {
-            op,
-            num_dst: pattern.num_dst,
-            num_src: pattern.num_src,
-        });
+        return Err(RefError::NotSquare { op, num_dst: pattern.num_dst, num_src: pattern.num_src });
     }
     dims.validate(op)?;
     check_dense(op, "h", layout::NODES, h, pattern.num_dst, dims)

@@ -5,8 +5,8 @@ use num_traits::Float;
 
 use crate::num::cast;
 use crate::ops::{
-    alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, sddmm_backward,
-    sddmm_dot, spmm, spmm_backward,
+    alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, sddmm_backward, sddmm_dot, spmm,
+    spmm_backward,
 };
 use crate::pattern::{check_dense, check_saved, layout};
 use crate::{Dims, Pattern, RefError};
@@ -111,10 +111,7 @@ fn check_inputs<T>(
 }
 
 /// [`gt_backward`] that also returns the score gradient `ds`, `[E, H]` (AGNN needs it for dβ).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the same arguments as gt_backward"
-)]
+#[expect(clippy::too_many_arguments, reason = "the same arguments as gt_backward")]
 pub(crate) fn gt_backward_with_scores<T: Float>(
     pattern: &Pattern<'_>,
     dims: Dims,
@@ -132,10 +129,6 @@ pub(crate) fn gt_backward_with_scores<T: Float>(
     let agg = spmm_backward(pattern, dims, &alpha, v, d_out)?;
     let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &agg.d_alpha, &delta)?;
     let qk = sddmm_backward(pattern, dims, q, k, &ds, scale)?;
-    let grads = GtGrads {
-        dq: qk.dq,
-        dk: qk.dk,
-        dv: agg.dv,
-    };
+    let grads = GtGrads { dq: qk.dq, dk: qk.dk, dv: agg.dv };
     Ok((grads, ds))
 }

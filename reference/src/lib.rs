@@ -60,14 +60,13 @@ pub mod precision;
 pub mod sparse;
 
 pub use agnn::{
-    AGNN_NORM_EPS, AgnnForward, AgnnGrads, Normalized, agnn_backward, agnn_forward, l2_normalize,
-    l2_normalize_backward,
+    AGNN_NORM_EPS, AgnnForward, AgnnGrads, Normalized, agnn_backward, agnn_forward, l2_normalize, l2_normalize_backward,
 };
 pub use error::RefError;
 pub use gat::{
-    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward,
-    gat_backward_precomputed, gat_edge_scores, gat_edge_scores_backward, gat_forward,
-    gat_forward_precomputed, gat_node_scores, gat_node_scores_backward,
+    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_precomputed,
+    gat_edge_scores, gat_edge_scores_backward, gat_forward, gat_forward_precomputed, gat_node_scores,
+    gat_node_scores_backward,
 };
 pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
 pub use ops::{

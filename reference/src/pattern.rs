@@ -37,18 +37,8 @@ impl<'a> Pattern<'a> {
     /// - `columns`: `[E]` source node of each edge, each `< num_src`.
     ///
     /// Returns [`RefError::InvalidPattern`] naming the first rule that is broken.
-    pub fn new(
-        num_dst: usize,
-        num_src: usize,
-        offsets: &'a [u64],
-        columns: &'a [u32],
-    ) -> Result<Self, RefError> {
-        let pattern = Self {
-            num_dst,
-            num_src,
-            offsets,
-            columns,
-        };
+    pub fn new(num_dst: usize, num_src: usize, offsets: &'a [u64], columns: &'a [u32]) -> Result<Self, RefError> {
+        let pattern = Self { num_dst, num_src, offsets, columns };
         pattern.validate()?;
         Ok(pattern)
     }
@@ -71,11 +61,7 @@ impl<'a> Pattern<'a> {
         if usize::try_from(last).ok() != Some(self.columns.len()) {
             return bad("the last offset should equal columns.len()", self.num_dst);
         }
-        if let Some(e) = self
-            .columns
-            .iter()
-            .position(|&j| usize::try_from(j).map_or(true, |j| j >= self.num_src))
-        {
+        if let Some(e) = self.columns.iter().position(|&j| usize::try_from(j).map_or(true, |j| j >= self.num_src)) {
             return bad("column index should be < num_src", e);
         }
         Ok(())
@@ -116,10 +102,7 @@ impl Dims {
     pub(crate) fn validate(&self, op: &'static str) -> Result<(), RefError> {
         check_heads(op, self.heads)?;
         if self.feat == 0 {
-            return Err(RefError::InvalidArgument {
-                op,
-                what: "feat should be at least 1",
-            });
+            return Err(RefError::InvalidArgument { op, what: "feat should be at least 1" });
         }
         product(op, &[self.heads, self.feat]).map(|_| ())
     }
@@ -140,10 +123,7 @@ impl Dims {
 /// Checks `heads >= 1`.
 pub(crate) fn check_heads(op: &'static str, heads: usize) -> Result<(), RefError> {
     if heads == 0 {
-        return Err(RefError::InvalidArgument {
-            op,
-            what: "heads should be at least 1",
-        });
+        return Err(RefError::InvalidArgument { op, what: "heads should be at least 1" });
     }
     Ok(())
 }
@@ -152,10 +132,7 @@ pub(crate) fn check_heads(op: &'static str, heads: usize) -> Result<(), RefError
 pub(crate) fn product(op: &'static str, dims: &[usize]) -> Result<usize, RefError> {
     dims.iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or(RefError::InvalidArgument {
-            op,
-            what: "array size overflows usize",
-        })
+        .ok_or(RefError::InvalidArgument { op, what: "array size overflows usize" })
 }
 
 /// Checks that `x` has exactly `expected` elements.
@@ -167,13 +144,7 @@ pub(crate) fn check_len<T>(
     expected: usize,
 ) -> Result<(), RefError> {
     if x.len() != expected {
-        return Err(RefError::ShapeMismatch {
-            op,
-            arg,
-            layout,
-            expected,
-            got: x.len(),
-        });
+        return Err(RefError::ShapeMismatch { op, arg, layout, expected, got: x.len() });
     }
     Ok(())
 }
@@ -199,13 +170,7 @@ pub(crate) fn check_dense<T>(
     n: usize,
     dims: Dims,
 ) -> Result<(), RefError> {
-    check_len(
-        op,
-        arg,
-        layout,
-        x,
-        product(op, &[n, dims.heads, dims.feat])?,
-    )
+    check_len(op, arg, layout, x, product(op, &[n, dims.heads, dims.feat])?)
 }
 
 /// Checks a per-node scalar `[n, heads]` argument.
@@ -242,13 +207,6 @@ pub(crate) fn check_saved<T>(
     d_out: &[T],
 ) -> Result<(), RefError> {
     check_dense(op, "out", layout::DST_NODES, out, pattern.num_dst, dims)?;
-    check_scalars(
-        op,
-        "lse",
-        layout::DST_SCALARS,
-        lse,
-        pattern.num_dst,
-        dims.heads,
-    )?;
+    check_scalars(op, "lse", layout::DST_SCALARS, lse, pattern.num_dst, dims.heads)?;
     check_dense(op, "d_out", layout::DST_NODES, d_out, pattern.num_dst, dims)
 }

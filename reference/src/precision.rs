@@ -37,11 +37,7 @@ pub fn max_abs_diff<T: Float>(a: &[T], b: &[f64]) -> f64 {
     }
     a.iter().zip(b).fold(0.0, |worst: f64, (&x, &y)| {
         let x = x.to_f64().unwrap_or(f64::NAN);
-        let d = if x == y || (x.is_nan() && y.is_nan()) {
-            0.0
-        } else {
-            (x - y).abs()
-        };
+        let d = if x == y || (x.is_nan() && y.is_nan()) { 0.0 } else { (x - y).abs() };
         worst.max(if d.is_nan() { f64::INFINITY } else { d })
     })
 }

@@ -26,10 +26,7 @@ pub fn attention_csmat<T: Float>(
     pattern.validate()?;
     check_heads(OP, heads)?;
     if head >= heads {
-        return Err(RefError::InvalidArgument {
-            op: OP,
-            what: "head should be < heads",
-        });
+        return Err(RefError::InvalidArgument { op: OP, what: "head should be < heads" });
     }
     check_edges(OP, "alpha", alpha, pattern, heads)?;
     let mut tri = TriMat::with_capacity((pattern.num_dst, pattern.num_src), pattern.num_edges());

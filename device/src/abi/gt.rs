@@ -177,3 +177,48 @@ pub struct GtBwdColsParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdColsParams {}
 const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 264);
+
+/// `gt_group_*`: DF-GNN's "hyper" schedule — a block owns a group of consecutive rows; its
+/// scores live in shared memory; optionally the groups' source rows of `k` and `v` are staged in
+/// shared memory first (batches of small graphs reuse each source row ~degree times).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GtGroupParams {
+    /// `[N_dst + 1]` CSR offsets.
+    pub offsets: GSlice<u64>,
+    /// `[E]` CSR columns.
+    pub columns: GSlice<u32>,
+    /// `[E]` the row of every edge.
+    pub coo_rows: GSlice<u32>,
+    /// `[G]` first row of each block's group.
+    pub group_first: GSlice<u32>,
+    /// `[G]` one past the last row of each block's group.
+    pub group_end: GSlice<u32>,
+    /// `[G]` first staged source node of each group; empty when nothing is staged.
+    pub stage_first: GSlice<u32>,
+    /// `[G]` staged source nodes of each group (at most `stage_capacity`).
+    pub stage_count: GSlice<u32>,
+    /// Heads, features, lane mapping.
+    pub shape: FeatureShape,
+    /// `[N_dst, H, F]` queries.
+    pub q: GSlice<f32>,
+    /// `[N_src, H, F]` keys.
+    pub k: GSlice<f32>,
+    /// `[N_src, H, F]` values.
+    pub v: GSlice<f32>,
+    /// `[N_dst, H, F]` output.
+    pub out: GSliceMut<f32>,
+    /// `[N_dst, H]` log-sum-exp.
+    pub lse: GSliceMut<f32>,
+    /// Number of groups `G` (= blocks).
+    pub num_groups: u32,
+    /// Edges the score region of shared memory holds (the largest group's).
+    pub score_capacity: u32,
+    /// Source nodes the staging regions hold (0 when nothing is staged).
+    pub stage_capacity: u32,
+    /// The score scale times log2(e).
+    pub scale_log2: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GtGroupParams {}
+const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 232);

@@ -14,49 +14,25 @@ use super::{Dim3, ShuffleMode};
 #[inline(always)]
 pub fn thread_idx() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe {
-        Dim3::new(
-            nvptx::_thread_idx_x() as u32,
-            nvptx::_thread_idx_y() as u32,
-            nvptx::_thread_idx_z() as u32,
-        )
-    }
+    unsafe { Dim3::new(nvptx::_thread_idx_x() as u32, nvptx::_thread_idx_y() as u32, nvptx::_thread_idx_z() as u32) }
 }
 
 #[inline(always)]
 pub fn block_idx() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe {
-        Dim3::new(
-            nvptx::_block_idx_x() as u32,
-            nvptx::_block_idx_y() as u32,
-            nvptx::_block_idx_z() as u32,
-        )
-    }
+    unsafe { Dim3::new(nvptx::_block_idx_x() as u32, nvptx::_block_idx_y() as u32, nvptx::_block_idx_z() as u32) }
 }
 
 #[inline(always)]
 pub fn block_dim() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe {
-        Dim3::new(
-            nvptx::_block_dim_x() as u32,
-            nvptx::_block_dim_y() as u32,
-            nvptx::_block_dim_z() as u32,
-        )
-    }
+    unsafe { Dim3::new(nvptx::_block_dim_x() as u32, nvptx::_block_dim_y() as u32, nvptx::_block_dim_z() as u32) }
 }
 
 #[inline(always)]
 pub fn grid_dim() -> Dim3 {
     // SAFETY: reading special registers has no side effects.
-    unsafe {
-        Dim3::new(
-            nvptx::_grid_dim_x() as u32,
-            nvptx::_grid_dim_y() as u32,
-            nvptx::_grid_dim_z() as u32,
-        )
-    }
+    unsafe { Dim3::new(nvptx::_grid_dim_x() as u32, nvptx::_grid_dim_y() as u32, nvptx::_grid_dim_z() as u32) }
 }
 
 #[inline(always)]
@@ -151,9 +127,7 @@ pub fn reduce_min_u32(mask: u32, value: u32) -> u32 {
 pub fn dynamic_shared() -> (*mut u8, usize) {
     let size: u32;
     // SAFETY: reads a special register.
-    unsafe {
-        asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) size, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) size, options(pure, nomem, nostack)) };
     // Typed as `F4` so the module declares the region 16-byte aligned.
     let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<super::F4>() as *mut u8;
     (base, size as usize)
@@ -163,9 +137,7 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 pub fn exp2(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe {
-        asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
     r
 }
 
@@ -173,9 +145,7 @@ pub fn exp2(x: f32) -> f32 {
 pub fn log2(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe {
-        asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
     r
 }
 
@@ -183,9 +153,7 @@ pub fn log2(x: f32) -> f32 {
 pub fn rcp(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe {
-        asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
     r
 }
 
@@ -193,9 +161,7 @@ pub fn rcp(x: f32) -> f32 {
 pub fn sqrt(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe {
-        asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
     r
 }
 
@@ -203,9 +169,7 @@ pub fn sqrt(x: f32) -> f32 {
 pub fn rsqrt(x: f32) -> f32 {
     let r: f32;
     // SAFETY: arithmetic only.
-    unsafe {
-        asm!("rsqrt.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-    };
+    unsafe { asm!("rsqrt.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
     r
 }
 

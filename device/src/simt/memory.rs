@@ -213,27 +213,18 @@ impl<T: Word> GSlice<T> {
     /// `addr` is aligned for `T` and `len` elements of `T` are readable there for as long as any
     /// launch uses the view; nothing writes them during such a launch.
     pub const unsafe fn from_raw_parts(addr: u64, len: usize) -> Self {
-        Self {
-            ptr: addr as usize as *const T,
-            len,
-        }
+        Self { ptr: addr as usize as *const T, len }
     }
 
     /// An empty view (a null pointer of length zero).
     pub const fn empty() -> Self {
-        Self {
-            ptr: core::ptr::null(),
-            len: 0,
-        }
+        Self { ptr: core::ptr::null(), len: 0 }
     }
 
     /// A view of host memory, for an emulated launch (which is `unsafe`: `data` must outlive it).
     #[cfg(not(target_arch = "nvptx64"))]
     pub fn from_host(data: &[T]) -> Self {
-        Self {
-            ptr: data.as_ptr(),
-            len: data.len(),
-        }
+        Self { ptr: data.as_ptr(), len: data.len() }
     }
 
     /// Number of elements.
@@ -260,10 +251,7 @@ impl<T: Word> GSlice<T> {
     pub fn cast<U: Word>(&self) -> GSlice<U> {
         let bytes = self.len * core::mem::size_of::<T>();
         backend::check_alignment(self.ptr as usize, core::mem::align_of::<U>());
-        GSlice {
-            ptr: self.ptr as *const U,
-            len: bytes / core::mem::size_of::<U>(),
-        }
+        GSlice { ptr: self.ptr as *const U, len: bytes / core::mem::size_of::<U>() }
     }
 }
 
@@ -295,28 +283,19 @@ impl<T: Word> GSliceMut<T> {
     /// `addr` is aligned for `T` and `len` elements of `T` are readable and writable there for as
     /// long as any launch uses the view.
     pub const unsafe fn from_raw_parts(addr: u64, len: usize) -> Self {
-        Self {
-            ptr: addr as usize as *mut T,
-            len,
-        }
+        Self { ptr: addr as usize as *mut T, len }
     }
 
     /// An empty view (a null pointer of length zero).
     pub const fn empty() -> Self {
-        Self {
-            ptr: core::ptr::null_mut(),
-            len: 0,
-        }
+        Self { ptr: core::ptr::null_mut(), len: 0 }
     }
 
     /// A writable view of host memory, for an emulated launch (which is `unsafe`: `data` must
     /// outlive it and nothing else may touch it meanwhile).
     #[cfg(not(target_arch = "nvptx64"))]
     pub fn from_host(data: &mut [T]) -> Self {
-        Self {
-            ptr: data.as_mut_ptr(),
-            len: data.len(),
-        }
+        Self { ptr: data.as_mut_ptr(), len: data.len() }
     }
 
     /// Number of elements.
@@ -348,10 +327,7 @@ impl<T: Word> GSliceMut<T> {
     pub fn cast<U: Word>(&self) -> GSliceMut<U> {
         let bytes = self.len * core::mem::size_of::<T>();
         backend::check_alignment(self.ptr as usize, core::mem::align_of::<U>());
-        GSliceMut {
-            ptr: self.ptr as *mut U,
-            len: bytes / core::mem::size_of::<U>(),
-        }
+        GSliceMut { ptr: self.ptr as *mut U, len: bytes / core::mem::size_of::<U>() }
     }
 }
 
@@ -410,11 +386,7 @@ impl SharedMem {
             self.bytes,
         );
         // The pointer is only formed here; every access goes through the checked accessors.
-        SharedSlice {
-            base: self.base.wrapping_add(byte_offset) as *mut T,
-            len: count,
-            _t: PhantomData,
-        }
+        SharedSlice { base: self.base.wrapping_add(byte_offset) as *mut T, len: count, _t: PhantomData }
     }
 }
 

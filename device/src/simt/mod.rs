@@ -188,48 +188,28 @@ pub mod warp {
     #[inline(always)]
     #[track_caller]
     pub fn shfl_xor<T: ShuffleValue>(mask: u32, value: T, lane_mask: u32) -> T {
-        T::from_bits32(backend::shuffle(
-            ShuffleMode::Xor,
-            mask,
-            value.to_bits32(),
-            lane_mask,
-        ))
+        T::from_bits32(backend::shuffle(ShuffleMode::Xor, mask, value.to_bits32(), lane_mask))
     }
 
     /// `__shfl_down_sync`: the value of lane `lane_id + delta` (own value past the end).
     #[inline(always)]
     #[track_caller]
     pub fn shfl_down<T: ShuffleValue>(mask: u32, value: T, delta: u32) -> T {
-        T::from_bits32(backend::shuffle(
-            ShuffleMode::Down,
-            mask,
-            value.to_bits32(),
-            delta,
-        ))
+        T::from_bits32(backend::shuffle(ShuffleMode::Down, mask, value.to_bits32(), delta))
     }
 
     /// `__shfl_up_sync`: the value of lane `lane_id - delta` (own value below lane `delta`).
     #[inline(always)]
     #[track_caller]
     pub fn shfl_up<T: ShuffleValue>(mask: u32, value: T, delta: u32) -> T {
-        T::from_bits32(backend::shuffle(
-            ShuffleMode::Up,
-            mask,
-            value.to_bits32(),
-            delta,
-        ))
+        T::from_bits32(backend::shuffle(ShuffleMode::Up, mask, value.to_bits32(), delta))
     }
 
     /// `__shfl_sync`: the value of lane `src_lane`.
     #[inline(always)]
     #[track_caller]
     pub fn shfl_idx<T: ShuffleValue>(mask: u32, value: T, src_lane: u32) -> T {
-        T::from_bits32(backend::shuffle(
-            ShuffleMode::Idx,
-            mask,
-            value.to_bits32(),
-            src_lane,
-        ))
+        T::from_bits32(backend::shuffle(ShuffleMode::Idx, mask, value.to_bits32(), src_lane))
     }
 
     /// `__ballot_sync`: bit `l` set when lane `l` of `mask` passed `true`.
@@ -356,9 +336,7 @@ impl<P> Copy for KernelRef<P> {}
 #[cfg(not(target_arch = "nvptx64"))]
 impl<P> core::fmt::Debug for KernelRef<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("KernelRef")
-            .field("name", &self.name)
-            .finish()
+        f.debug_struct("KernelRef").field("name", &self.name).finish()
     }
 }
 

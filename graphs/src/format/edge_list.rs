@@ -49,9 +49,7 @@ struct Piece {
 /// # Errors
 /// [`GraphError::Io`] or [`GraphError::Text`] naming `name` and the line.
 pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let mut chunks = LineChunks::new(reader);
     let mut parts: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut lines_before = 0u64;
@@ -61,26 +59,19 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
     let mut first = true;
     while let Some(chunk) = chunks.next_chunk().map_err(|e| GraphError::io(name, e))? {
         if first {
-            shape =
-                leading_header(chunk).map_err(|(line, msg)| GraphError::text(name, line, msg))?;
+            shape = leading_header(chunk).map_err(|(line, msg)| GraphError::text(name, line, msg))?;
             first = false;
         }
         let limits = shape.unwrap_or((MAX_NODES, MAX_NODES));
-        let pieces = if chunk.len() < (1 << 20) {
-            vec![chunk]
-        } else {
-            split_lines(chunk, threads)
-        };
+        let pieces = if chunk.len() < (1 << 20) { vec![chunk] } else { split_lines(chunk, threads) };
         let results: Vec<std::result::Result<Piece, (u64, String)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = pieces[1..]
-                .iter()
-                .map(|&p| scope.spawn(move || parse_piece(p, limits)))
-                .collect();
+            let handles: Vec<_> = pieces[1..].iter().map(|&p| scope.spawn(move || parse_piece(p, limits))).collect();
             let mut out = vec![parse_piece(pieces[0], limits)];
-            out.extend(handles.into_iter().map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err((0, "edge list parser thread panicked".into())))
-            }));
+            out.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err((0, "edge list parser thread panicked".into())))),
+            );
             out
         });
         for result in results {
@@ -103,8 +94,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
         None => (0, 0),
     };
     let slices: Vec<&[(u32, u32)]> = parts.iter().map(Vec::as_slice).collect();
-    Csr::from_edge_slices(num_dst, num_src, &slices)
-        .map_err(|e| GraphError::content(name, e.to_string()))
+    Csr::from_edge_slices(num_dst, num_src, &slices).map_err(|e| GraphError::content(name, e.to_string()))
 }
 
 /// Looks for a `# dfgnn: num_dst=<a> num_src=<b>` line among the leading comments and blank
@@ -115,9 +105,7 @@ fn leading_header(chunk: &[u8]) -> std::result::Result<Option<(u64, u64)>, (u64,
         skip_blanks(line, &mut pos);
         let line = &line[pos..];
         if line.starts_with(HEADER) {
-            return parse_header(&line[HEADER.len()..])
-                .map(Some)
-                .map_err(|m| (k as u64 + 1, m));
+            return parse_header(&line[HEADER.len()..]).map(Some).map_err(|m| (k as u64 + 1, m));
         }
         if !(line.is_empty() || line[0] == b'#' || line[0] == b'%') {
             break;
@@ -144,8 +132,7 @@ fn parse_header(rest: &[u8]) -> std::result::Result<(u64, u64), String> {
             _ => return Err(format!("unknown header field {field:?}")),
         }
     }
-    dst.zip(src)
-        .ok_or_else(|| "the dfgnn header needs num_dst=<a> num_src=<b>".to_string())
+    dst.zip(src).ok_or_else(|| "the dfgnn header needs num_dst=<a> num_src=<b>".to_string())
 }
 
 /// Parses whole lines; ids must be below `limits = (num_dst, num_src)`. Errors carry the
@@ -179,20 +166,13 @@ fn parse_piece(piece: &[u8], limits: (u64, u64)) -> std::result::Result<Piece, (
         }
         pos = line_end + 1;
     }
-    Ok(Piece {
-        edges,
-        lines,
-        max_id,
-    })
+    Ok(Piece { edges, lines, max_id })
 }
 
 /// The index of the next newline at or after `from`, or the length.
 #[inline]
 fn memchr_newline(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |k| from + k)
+    bytes[from..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| from + k)
 }
 
 /// Writes an edge list file.
@@ -212,17 +192,8 @@ pub fn write(path: impl AsRef<Path>, g: &Csr) -> Result<()> {
 /// Any I/O error of the writer.
 pub fn write_to<W: Write>(writer: W, g: &Csr) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, writer);
-    writeln!(
-        w,
-        "# dfgnn: num_dst={} num_src={}",
-        g.num_dst(),
-        g.num_src()
-    )?;
-    writeln!(
-        w,
-        "# src dst: the edge src -> dst (dst is the CSR row); {} edges",
-        g.nnz()
-    )?;
+    writeln!(w, "# dfgnn: num_dst={} num_src={}", g.num_dst(), g.num_src())?;
+    writeln!(w, "# src dst: the edge src -> dst (dst is the CSR row); {} edges", g.nnz())?;
     let mut buf = Vec::with_capacity(1 << 20);
     for (dst, src) in g.edges() {
         push_uint(&mut buf, src as u64);
@@ -248,14 +219,9 @@ mod tests {
 
     #[test]
     fn reads_snap_style_lines() {
-        let g = parse("# Directed graph\n% other comment\n\n0 1\n 2\t1  \r\n1 0 0.5 extra\n2 1\n")
-            .unwrap();
+        let g = parse("# Directed graph\n% other comment\n\n0 1\n 2\t1  \r\n1 0 0.5 extra\n2 1\n").unwrap();
         assert_eq!((g.num_dst(), g.num_src(), g.nnz()), (3, 3, 4));
-        assert_eq!(
-            g.row(1),
-            &[0, 2, 2],
-            "row = dst, duplicates kept in line order"
-        );
+        assert_eq!(g.row(1), &[0, 2, 2], "row = dst, duplicates kept in line order");
         assert_eq!(g.row(0), &[1]);
         assert_eq!(parse("").unwrap().num_dst(), 0);
         assert_eq!(parse("# only comments\n").unwrap().num_dst(), 0);
@@ -284,14 +250,7 @@ mod tests {
             ("0 1\n1 2\n3 4x\n", 3, "\"4x\""),
         ] {
             let e = parse(text).unwrap_err();
-            let GraphError::Text {
-                line: l,
-                ref message,
-                ..
-            } = e
-            else {
-                panic!("{e}")
-            };
+            let GraphError::Text { line: l, ref message, .. } = e else { panic!("{e}") };
             assert_eq!(l, line, "{text:?}: {e}");
             assert!(message.contains(needle), "{text:?}: {e}");
         }
@@ -318,16 +277,9 @@ mod tests {
         assert_eq!(read_from(&bytes[..], "big").unwrap(), g);
         // Corrupt one late line: the error must name it exactly.
         let target_line = 1_400_000u64;
-        let start = bytes
-            .split(|&b| b == b'\n')
-            .take(target_line as usize - 1)
-            .map(|l| l.len() + 1)
-            .sum::<usize>();
+        let start = bytes.split(|&b| b == b'\n').take(target_line as usize - 1).map(|l| l.len() + 1).sum::<usize>();
         bytes[start] = b'z';
         let e = read_from(&bytes[..], "big").unwrap_err();
-        assert!(
-            e.to_string().starts_with(&format!("big:{target_line}:")),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with(&format!("big:{target_line}:")), "{e}");
     }
 }

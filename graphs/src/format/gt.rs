@@ -61,10 +61,7 @@ impl<R: Read> Input<R> {
             .read_to_end(&mut self.scratch)
             .map_err(|e| GraphError::io(&self.file, e))?;
         if got < n {
-            return Err(self.bad(
-                self.offset + got as u64,
-                format!("truncated file while reading {what}"),
-            ));
+            return Err(self.bad(self.offset + got as u64, format!("truncated file while reading {what}")));
         }
         self.offset += n as u64;
         Ok(())
@@ -109,11 +106,7 @@ impl<R: Read> Input<R> {
 /// Decodes an unsigned integer of 1 to 8 bytes.
 fn decode(bytes: &[u8], big_endian: bool) -> u64 {
     let fold = |acc: u64, &b: &u8| (acc << 8) | b as u64;
-    if big_endian {
-        bytes.iter().fold(0, fold)
-    } else {
-        bytes.iter().rev().fold(0, fold)
-    }
+    if big_endian { bytes.iter().fold(0, fold) } else { bytes.iter().rev().fold(0, fold) }
 }
 
 /// The adjacency width graph-tool uses for `n` vertices.
@@ -140,10 +133,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
     };
     input.fill(6, "the magic string")?;
     if input.scratch != MAGIC {
-        return Err(input.bad(
-            0,
-            "not a graph-tool file (missing the \"\u{26fe} gt\" magic)",
-        ));
+        return Err(input.bad(0, "not a graph-tool file (missing the \"\u{26fe} gt\" magic)"));
     }
     let version = input.u8("the version")?;
     if version != 1 {
@@ -199,12 +189,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
     }
     let shape = read_properties(&mut input, n, stored)?;
     let mut probe = [0u8; 1];
-    if input
-        .reader
-        .read(&mut probe)
-        .map_err(|e| GraphError::io(name, e))?
-        != 0
-    {
+    if input.reader.read(&mut probe).map_err(|e| GraphError::io(name, e))? != 0 {
         return Err(input.bad(input.offset, "trailing data after the property maps"));
     }
     let (num_dst, num_src) = shape.unwrap_or((n, n));
@@ -214,11 +199,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
 }
 
 /// Parses (and drops) the property maps; returns the dfgnn shape if both properties are there.
-fn read_properties<R: Read>(
-    input: &mut Input<R>,
-    n: u64,
-    edges: u64,
-) -> Result<Option<(u64, u64)>> {
+fn read_properties<R: Read>(input: &mut Input<R>, n: u64, edges: u64) -> Result<Option<(u64, u64)>> {
     let count = input.uint(8, "the property map count")?;
     let (mut num_dst, mut num_src) = (None, None);
     for _ in 0..count {
@@ -251,10 +232,7 @@ fn read_properties<R: Read>(
     if let Some((d, s)) = shape
         && d.max(s) != n
     {
-        return Err(input.bad(
-            input.offset,
-            format!("shape {d} x {s} does not match {n} vertices"),
-        ));
+        return Err(input.bad(input.offset, format!("shape {d} x {s} does not match {n} vertices")));
     }
     Ok(shape)
 }
@@ -264,18 +242,14 @@ fn skip_values<R: Read>(input: &mut Input<R>, value_type: u8, count: u64, at: u6
     // Scalar sizes by type index: bool, int16, int32, int64, double, long double.
     const SCALAR: [u64; 6] = [1, 2, 4, 8, 8, 16];
     match value_type {
-        0..=5 => input.skip(
-            count.saturating_mul(SCALAR[value_type as usize]),
-            "property values",
-        ),
+        0..=5 => input.skip(count.saturating_mul(SCALAR[value_type as usize]), "property values"),
         6 | 14 => (0..count).try_for_each(|_| input.string("a string value").map(drop)),
         7..=12 => (0..count).try_for_each(|_| {
             let len_at = input.offset;
             let len = input.uint(8, "a vector length")?;
             let size = SCALAR[(value_type - 7) as usize];
-            let bytes = len
-                .checked_mul(size)
-                .ok_or_else(|| input.bad(len_at, format!("vector length {len} is too large")))?;
+            let bytes =
+                len.checked_mul(size).ok_or_else(|| input.bad(len_at, format!("vector length {len} is too large")))?;
             input.skip(bytes, "vector values")
         }),
         13 => (0..count).try_for_each(|_| {

@@ -52,10 +52,7 @@ const EXTENSIONS: &str = ".npz, .mtx, .txt, .el, .edges, .tsv, .snap, .gt, and .
 /// # Errors
 /// [`GraphError::UnknownFormat`] listing the supported extensions.
 pub fn detect(path: &Path) -> Result<(Format, bool)> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let (stem, gz) = match name.strip_suffix(".gz") {
         Some(stem) => (stem, true),
         None => (name.as_str(), false),
@@ -88,11 +85,8 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<Csr> {
         return npz::read(path);
     }
     let file = File::open(path).map_err(|e| GraphError::io(&name, e))?;
-    let reader: Box<dyn Read> = if gz {
-        Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file)))
-    } else {
-        Box::new(file)
-    };
+    let reader: Box<dyn Read> =
+        if gz { Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file))) } else { Box::new(file) };
     match format {
         Format::MatrixMarket => mtx::read_from(reader, &name),
         Format::EdgeList => edge_list::read_from(reader, &name),
@@ -135,18 +129,9 @@ mod tests {
     #[test]
     fn detects_by_extension() {
         assert_eq!(detect(Path::new("a/b.NPZ")).unwrap(), (Format::Npz, false));
-        assert_eq!(
-            detect(Path::new("x.mtx.gz")).unwrap(),
-            (Format::MatrixMarket, true)
-        );
-        assert_eq!(
-            detect(Path::new("x.edges")).unwrap(),
-            (Format::EdgeList, false)
-        );
-        assert_eq!(
-            detect(Path::new("karate.gt.gz")).unwrap(),
-            (Format::GraphTool, true)
-        );
+        assert_eq!(detect(Path::new("x.mtx.gz")).unwrap(), (Format::MatrixMarket, true));
+        assert_eq!(detect(Path::new("x.edges")).unwrap(), (Format::EdgeList, false));
+        assert_eq!(detect(Path::new("karate.gt.gz")).unwrap(), (Format::GraphTool, true));
         for bad in ["x.npz.gz", "x.csv", "noext", "x.gz"] {
             let e = detect(Path::new(bad)).unwrap_err();
             assert!(e.to_string().contains(".mtx"), "{bad}: {e}");

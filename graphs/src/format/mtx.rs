@@ -74,63 +74,36 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
                         skip_blanks(line, &mut pos);
                         parse_uint(line, &mut pos, what).map_err(|m| err(line_no, m))
                     };
-                    let (rows, cols, expected) = (
-                        next("row count")?,
-                        next("column count")?,
-                        next("entry count")?,
-                    );
+                    let (rows, cols, expected) = (next("row count")?, next("column count")?, next("entry count")?);
                     skip_blanks(line, &mut pos);
                     if pos != line.len() {
-                        return Err(err(
-                            line_no,
-                            format!("unexpected {:?} after the size line", token(line, pos)),
-                        ));
+                        return Err(err(line_no, format!("unexpected {:?} after the size line", token(line, pos))));
                     }
                     if rows > MAX_NODES || cols > MAX_NODES {
-                        return Err(err(
-                            line_no,
-                            format!("{rows} x {cols} exceeds 2^32 nodes (u32 ids)"),
-                        ));
+                        return Err(err(line_no, format!("{rows} x {cols} exceeds 2^32 nodes (u32 ids)")));
                     }
                     if symmetric && rows != cols {
-                        return Err(err(
-                            line_no,
-                            format!("a symmetric matrix must be square, got {rows} x {cols}"),
-                        ));
+                        return Err(err(line_no, format!("a symmetric matrix must be square, got {rows} x {cols}")));
                     }
                     edges.reserve(expected.min(1 << 28) as usize * if symmetric { 2 } else { 1 });
-                    state = State::Entries {
-                        rows,
-                        cols,
-                        expected,
-                    };
+                    state = State::Entries { rows, cols, expected };
                 }
-                State::Entries {
-                    rows,
-                    cols,
-                    expected,
-                } => {
+                State::Entries { rows, cols, expected } => {
                     let mut pos = 0;
                     skip_blanks(line, &mut pos);
                     if pos == line.len() || line[pos] == b'%' {
                         continue;
                     }
                     if entries == expected {
-                        return Err(err(
-                            line_no,
-                            format!("more entries than the {expected} announced"),
-                        ));
+                        return Err(err(line_no, format!("more entries than the {expected} announced")));
                     }
                     let i = parse_uint(line, &mut pos, "row index").map_err(|m| err(line_no, m))?;
                     skip_blanks(line, &mut pos);
-                    let j =
-                        parse_uint(line, &mut pos, "column index").map_err(|m| err(line_no, m))?;
+                    let j = parse_uint(line, &mut pos, "column index").map_err(|m| err(line_no, m))?;
                     if i == 0 || i > rows || j == 0 || j > cols {
                         return Err(err(
                             line_no,
-                            format!(
-                                "entry ({i}, {j}) is outside the 1-based {rows} x {cols} matrix"
-                            ),
+                            format!("entry ({i}, {j}) is outside the 1-based {rows} x {cols} matrix"),
                         ));
                     }
                     check_values(line, pos, field).map_err(|m| err(line_no, m))?;
@@ -145,24 +118,13 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
         }
     }
     match state {
-        State::Banner => Err(err(
-            1,
-            "empty file: missing the %%MatrixMarket banner".into(),
-        )),
+        State::Banner => Err(err(1, "empty file: missing the %%MatrixMarket banner".into())),
         State::Size => Err(err(line_no, "missing the size line".into())),
-        State::Entries {
-            rows,
-            cols,
-            expected,
-        } => {
+        State::Entries { rows, cols, expected } => {
             if entries != expected {
-                return Err(err(
-                    line_no,
-                    format!("file ends after {entries} of {expected} entries"),
-                ));
+                return Err(err(line_no, format!("file ends after {entries} of {expected} entries")));
             }
-            Csr::from_edges(rows as usize, cols as usize, &edges)
-                .map_err(|e| GraphError::content(name, e.to_string()))
+            Csr::from_edges(rows as usize, cols as usize, &edges).map_err(|e| GraphError::content(name, e.to_string()))
         }
     }
 }
@@ -248,10 +210,7 @@ pub fn write(path: impl AsRef<Path>, g: &Csr) -> Result<()> {
 pub fn write_to<W: Write>(writer: W, g: &Csr) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, writer);
     writeln!(w, "%%MatrixMarket matrix coordinate pattern general")?;
-    writeln!(
-        w,
-        "% written by dfgnn-graphs: row = destination node, column = source node"
-    )?;
+    writeln!(w, "% written by dfgnn-graphs: row = destination node, column = source node")?;
     writeln!(w, "{} {} {}", g.num_dst(), g.num_src(), g.nnz())?;
     let mut buf = Vec::with_capacity(1 << 20);
     for (dst, src) in g.edges() {
@@ -278,20 +237,15 @@ mod tests {
 
     #[test]
     fn reads_general_and_symmetric() {
-        let g = parse(
-            "%%MatrixMarket matrix coordinate real general\n% c\n3 2 3\n1 2 0.5\n3 1 -1e3\n1 1 2\n",
-        )
-        .unwrap();
+        let g = parse("%%MatrixMarket matrix coordinate real general\n% c\n3 2 3\n1 2 0.5\n3 1 -1e3\n1 1 2\n").unwrap();
         assert_eq!((g.num_dst(), g.num_src()), (3, 2));
         assert_eq!(g.row(0), &[1, 0]);
         assert_eq!(g.row(2), &[0]);
-        let s = parse("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 1\n3 3\n3 1\n")
-            .unwrap();
+        let s = parse("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 1\n3 3\n3 1\n").unwrap();
         assert_eq!(s.row(0), &[1, 2]);
         assert_eq!(s.row(1), &[0]);
         assert_eq!(s.row(2), &[2, 0], "the diagonal entry once");
-        let c = parse("%%MatrixMarket MATRIX Coordinate complex hermitian\n2 2 1\n2 1 1.0 -2\n")
-            .unwrap();
+        let c = parse("%%MatrixMarket MATRIX Coordinate complex hermitian\n2 2 1\n2 1 1.0 -2\n").unwrap();
         assert_eq!(c.nnz(), 2);
         let i = parse("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 -7\n").unwrap();
         assert_eq!(i.nnz(), 1);
@@ -302,81 +256,22 @@ mod tests {
         for (text, line, needle) in [
             ("", 1, "banner"),
             ("%%MatrixMarket matrix array real general\n", 1, "array"),
-            (
-                "%%MatrixMarket matrix coordinate real weird\n",
-                1,
-                "symmetry",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n",
-                1,
-                "size line",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n2 2\n",
-                2,
-                "entry count",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n",
-                3,
-                "outside",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n",
-                3,
-                "outside",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n",
-                3,
-                "\"abc\"",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n",
-                3,
-                "missing value",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n",
-                3,
-                "unexpected",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n",
-                3,
-                "not a number",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 1\n",
-                3,
-                "1 of 2",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n2 2\n",
-                4,
-                "more entries",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n",
-                2,
-                "square",
-            ),
-            (
-                "%%MatrixMarket matrix coordinate pattern general\n2 x 1\n",
-                2,
-                "\"x\"",
-            ),
+            ("%%MatrixMarket matrix coordinate real weird\n", 1, "symmetry"),
+            ("%%MatrixMarket matrix coordinate real general\n", 1, "size line"),
+            ("%%MatrixMarket matrix coordinate real general\n2 2\n", 2, "entry count"),
+            ("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", 3, "outside"),
+            ("%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", 3, "outside"),
+            ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", 3, "\"abc\""),
+            ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n", 3, "missing value"),
+            ("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n", 3, "unexpected"),
+            ("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n", 3, "not a number"),
+            ("%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 1\n", 3, "1 of 2"),
+            ("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n2 2\n", 4, "more entries"),
+            ("%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n", 2, "square"),
+            ("%%MatrixMarket matrix coordinate pattern general\n2 x 1\n", 2, "\"x\""),
         ] {
             let e = parse(text).unwrap_err();
-            let GraphError::Text {
-                line: l,
-                ref message,
-                ..
-            } = e
-            else {
-                panic!("{text:?}: {e}")
-            };
+            let GraphError::Text { line: l, ref message, .. } = e else { panic!("{text:?}: {e}") };
             assert_eq!(l, line, "{text:?}: {e}");
             assert!(message.contains(needle), "{text:?}: {e}");
         }

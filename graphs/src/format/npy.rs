@@ -79,10 +79,7 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 pub fn parse(bytes: &[u8], name: &str) -> Result<Array> {
     let bad = |offset: usize, msg: String| GraphError::binary(name, offset as u64, msg);
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err(bad(
-            0,
-            "not a .npy array (missing the \\x93NUMPY magic)".into(),
-        ));
+        return Err(bad(0, "not a .npy array (missing the \\x93NUMPY magic)".into()));
     }
     let (header_len, header_start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
@@ -90,19 +87,13 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Array> {
             if bytes.len() < 12 {
                 return Err(bad(8, "truncated header length".into()));
             }
-            (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            )
+            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
         }
         v => return Err(bad(6, format!("unsupported .npy version {v}.{}", bytes[7]))),
     };
     let data_start = header_start + header_len;
     if bytes.len() < data_start {
-        return Err(bad(
-            bytes.len(),
-            format!("truncated header: needs {data_start} bytes"),
-        ));
+        return Err(bad(bytes.len(), format!("truncated header: needs {data_start} bytes")));
     }
     let header = std::str::from_utf8(&bytes[header_start..data_start])
         .map_err(|_| bad(header_start, "header is not text".into()))?;
@@ -117,34 +108,21 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Array> {
     if available < count {
         return Err(bad(
             bytes.len(),
-            format!(
-                "truncated data: shape {shape:?} of {descr} needs {count} bytes, {available} present"
-            ),
+            format!("truncated data: shape {shape:?} of {descr} needs {count} bytes, {available} present"),
         ));
     }
     if available > count {
-        return Err(bad(
-            data_start + count,
-            format!("{} bytes of trailing data", available - count),
-        ));
+        return Err(bad(data_start + count, format!("{} bytes of trailing data", available - count)));
     }
     if fortran && shape.iter().filter(|&&d| d > 1).count() > 1 {
-        return Err(bad(
-            header_start,
-            "Fortran-order arrays are not supported".into(),
-        ));
+        return Err(bad(header_start, "Fortran-order arrays are not supported".into()));
     }
     let mut data = bytes[data_start..].to_vec();
     let unit = dtype.swap_unit();
     if big_endian && unit > 1 {
         data.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
     }
-    Ok(Array {
-        dtype,
-        shape,
-        data,
-        data_offset: data_start as u64,
-    })
+    Ok(Array { dtype, shape, data, data_offset: data_start as u64 })
 }
 
 /// Parses the header dict: `{'descr': '<i8', 'fortran_order': False, 'shape': (3, 4), }`.
@@ -159,13 +137,8 @@ fn parse_header(header: &str) -> std::result::Result<(String, bool, Vec<usize>),
     let mut shape = None;
     let mut rest = body.trim_start();
     while !rest.is_empty() {
-        let (key, after) =
-            quoted(rest).ok_or_else(|| format!("expected a quoted key at {rest:?}"))?;
-        let after = after
-            .trim_start()
-            .strip_prefix(':')
-            .ok_or("expected ':' after a key")?
-            .trim_start();
+        let (key, after) = quoted(rest).ok_or_else(|| format!("expected a quoted key at {rest:?}"))?;
+        let after = after.trim_start().strip_prefix(':').ok_or("expected ':' after a key")?.trim_start();
         rest = match key {
             "descr" => {
                 let (value, after) = quoted(after).ok_or("descr must be a simple type string")?;
@@ -190,11 +163,7 @@ fn parse_header(header: &str) -> std::result::Result<(String, bool, Vec<usize>),
                     .split(',')
                     .map(str::trim)
                     .filter(|d| !d.is_empty())
-                    .map(|d| {
-                        d.trim_end_matches('L')
-                            .parse::<usize>()
-                            .map_err(|_| format!("bad dimension {d:?}"))
-                    })
+                    .map(|d| d.trim_end_matches('L').parse::<usize>().map_err(|_| format!("bad dimension {d:?}")))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 shape = Some(dims);
                 &inner[close + 1..]
@@ -295,19 +264,10 @@ impl Array {
         let size = self.dtype.size() as u64;
         values
             .enumerate()
-            .map(|(k, v)| {
-                if (lo..=hi).contains(&v) {
-                    T::try_from(v).map_err(|_| k)
-                } else {
-                    Err(k)
-                }
-            })
+            .map(|(k, v)| if (lo..=hi).contains(&v) { T::try_from(v).map_err(|_| k) } else { Err(k) })
             .collect::<std::result::Result<Vec<T>, usize>>()
             .map_err(|k| {
-                let v = self
-                    .integers()
-                    .and_then(|mut it| it.nth(k))
-                    .unwrap_or_default();
+                let v = self.integers().and_then(|mut it| it.nth(k)).unwrap_or_default();
                 GraphError::binary(
                     name,
                     self.data_offset + k as u64 * size,
@@ -322,21 +282,15 @@ impl Array {
     /// [`GraphError::Binary`] when the dtype is not a float type.
     pub fn to_f32(&self, name: &str) -> Result<Vec<f32>> {
         match self.dtype {
-            DType::Float(4) => Ok(self
-                .data
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()),
+            DType::Float(4) => {
+                Ok(self.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+            }
             DType::Float(8) => Ok(self
                 .data
                 .chunks_exact(8)
                 .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32)
                 .collect()),
-            _ => Err(GraphError::binary(
-                name,
-                0,
-                format!("expected a float array, found {}", self.dtype.descr()),
-            )),
+            _ => Err(GraphError::binary(name, 0, format!("expected a float array, found {}", self.dtype.descr()))),
         }
     }
 
@@ -345,21 +299,13 @@ impl Array {
     /// # Errors
     /// [`GraphError::Binary`] for other dtypes or values.
     pub fn to_bools(&self, name: &str) -> Result<Vec<bool>> {
-        Ok(self
-            .to_ints::<u8>(name, 0, 1)?
-            .into_iter()
-            .map(|v| v == 1)
-            .collect())
+        Ok(self.to_ints::<u8>(name, 0, 1)?.into_iter().map(|v| v == 1).collect())
     }
 
     /// The text of a 0-d or 1-element string array (`|S`, `<U`), NUL padding removed.
     pub fn to_text(&self) -> Option<String> {
         match self.dtype {
-            DType::Bytes(_) => Some(
-                String::from_utf8_lossy(&self.data)
-                    .trim_end_matches('\0')
-                    .to_string(),
-            ),
+            DType::Bytes(_) => Some(String::from_utf8_lossy(&self.data).trim_end_matches('\0').to_string()),
             DType::Unicode(_) => Some(
                 self.data
                     .chunks_exact(4)
@@ -377,25 +323,11 @@ impl Array {
 pub fn header(dtype: DType, shape: &[usize]) -> Vec<u8> {
     let dims = match shape {
         [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        _ => format!("({})", shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
     };
-    let dict = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
-        dtype.descr()
-    );
+    let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}", dtype.descr());
     let fixed_v1 = MAGIC.len() + 4;
-    let (version, fixed) = if fixed_v1 + dict.len() + 1 < 65536 {
-        (1u8, fixed_v1)
-    } else {
-        (2u8, fixed_v1 + 2)
-    };
+    let (version, fixed) = if fixed_v1 + dict.len() + 1 < 65536 { (1u8, fixed_v1) } else { (2u8, fixed_v1 + 2) };
     let total = (fixed + dict.len() + 1).next_multiple_of(64);
     let header_len = total - fixed;
     let mut out = Vec::with_capacity(total);
@@ -430,8 +362,7 @@ mod tests {
     }
 
     fn npy_with(descr: &str, fortran: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-        let dict =
-            format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n");
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n");
         let mut out = MAGIC.to_vec();
         out.extend_from_slice(&[1, 0]);
         out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
@@ -442,11 +373,7 @@ mod tests {
 
     #[test]
     fn parses_and_converts() {
-        let a = parse(
-            &npy("<i4", "(3,)", &[1, 0, 0, 0, 255, 255, 255, 255, 7, 0, 0, 0]),
-            "a",
-        )
-        .unwrap();
+        let a = parse(&npy("<i4", "(3,)", &[1, 0, 0, 0, 255, 255, 255, 255, 7, 0, 0, 0]), "a").unwrap();
         assert_eq!(a.shape, vec![3]);
         assert_eq!(a.to_ints::<i64>("a", -10, 10).unwrap(), vec![1, -1, 7]);
         let e = a.to_ints::<u32>("a", 0, u32::MAX as i128).unwrap_err();
@@ -484,11 +411,7 @@ mod tests {
         let data: Vec<u8> = (0..6u32).flat_map(|v| v.to_le_bytes()).collect();
         let mut out = Vec::new();
         write(&mut out, DType::UInt(4), &[2, 3], &data).unwrap();
-        assert_eq!(
-            out.len() % 64,
-            24,
-            "a 64-byte aligned header and 24 data bytes"
-        );
+        assert_eq!(out.len() % 64, 24, "a 64-byte aligned header and 24 data bytes");
         let a = parse(&out, "rt").unwrap();
         assert_eq!((a.dtype, a.shape.clone()), (DType::UInt(4), vec![2, 3]));
         assert_eq!(a.data, data);

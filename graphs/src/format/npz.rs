@@ -43,19 +43,12 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// # Errors
     /// [`GraphError::Binary`] when it is not a readable ZIP archive.
     pub fn new(reader: R, file: &str) -> Result<Self> {
-        Ok(NpzArchive {
-            zip: ZipReader::open(reader, file)?,
-            file: file.to_string(),
-        })
+        Ok(NpzArchive { zip: ZipReader::open(reader, file)?, file: file.to_string() })
     }
 
     /// The array names (member names without `.npy`).
     pub fn names(&self) -> Vec<String> {
-        self.zip
-            .entries
-            .iter()
-            .map(|e| e.name.trim_end_matches(".npy").to_string())
-            .collect()
+        self.zip.entries.iter().map(|e| e.name.trim_end_matches(".npy").to_string()).collect()
     }
 
     /// Whether the archive holds an array called `key`.
@@ -69,18 +62,9 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// [`GraphError::Content`] when it is missing; [`GraphError::Binary`] when it is malformed.
     pub fn array(&mut self, key: &str) -> Result<Array> {
         let member = format!("{key}.npy");
-        let entry = self
-            .zip
-            .entries
-            .iter()
-            .find(|e| e.name == member || e.name == key)
-            .cloned()
-            .ok_or_else(|| {
-                GraphError::content(
-                    &self.file,
-                    format!("missing array {key:?} (has {:?})", self.names()),
-                )
-            })?;
+        let entry = self.zip.entries.iter().find(|e| e.name == member || e.name == key).cloned().ok_or_else(|| {
+            GraphError::content(&self.file, format!("missing array {key:?} (has {:?})", self.names()))
+        })?;
         let bytes = self.zip.read(&entry)?;
         npy::parse(&bytes, &self.member_name(key))
     }
@@ -102,17 +86,12 @@ impl<R: Read + Seek> NpzArchive<R> {
             false => "csr".to_string(),
         };
         if format != "csr" && format != "csc" {
-            return Err(GraphError::content(
-                &file,
-                format!("sparse format {format:?} is not supported (csr, csc)"),
-            ));
+            return Err(GraphError::content(&file, format!("sparse format {format:?} is not supported (csr, csc)")));
         }
         let indptr_arr = self.array("indptr")?;
-        let indptr: Vec<u64> =
-            indptr_arr.to_ints(&self.member_name("indptr"), 0, u64::MAX as i128)?;
+        let indptr: Vec<u64> = indptr_arr.to_ints(&self.member_name("indptr"), 0, u64::MAX as i128)?;
         let indices_arr = self.array("indices")?;
-        let indices: Vec<u32> =
-            indices_arr.to_ints(&self.member_name("indices"), 0, u32::MAX as i128)?;
+        let indices: Vec<u32> = indices_arr.to_ints(&self.member_name("indices"), 0, u32::MAX as i128)?;
         if indptr_arr.shape.len() != 1 || indices_arr.shape.len() != 1 {
             return Err(GraphError::content(&file, "indptr and indices must be 1-d"));
         }
@@ -121,46 +100,27 @@ impl<R: Read + Seek> NpzArchive<R> {
             if data.len() != indices.len() {
                 return Err(GraphError::content(
                     &file,
-                    format!(
-                        "data has {} values for {} indices",
-                        data.len(),
-                        indices.len()
-                    ),
+                    format!("data has {} values for {} indices", data.len(), indices.len()),
                 ));
             }
         }
-        let major = indptr
-            .len()
-            .checked_sub(1)
-            .ok_or_else(|| GraphError::content(&file, "indptr is empty"))?;
+        let major = indptr.len().checked_sub(1).ok_or_else(|| GraphError::content(&file, "indptr is empty"))?;
         let (rows, cols) = if self.contains("shape") {
-            let shape: Vec<u64> =
-                self.array("shape")?
-                    .to_ints(&self.member_name("shape"), 0, MAX_NODES as i128)?;
+            let shape: Vec<u64> = self.array("shape")?.to_ints(&self.member_name("shape"), 0, MAX_NODES as i128)?;
             match shape[..] {
                 [r, c] => (r as usize, c as usize),
                 _ => {
-                    return Err(GraphError::content(
-                        &file,
-                        format!("shape must have 2 entries, has {}", shape.len()),
-                    ));
+                    return Err(GraphError::content(&file, format!("shape must have 2 entries, has {}", shape.len())));
                 }
             }
         } else {
             let minor = indices.iter().max().map_or(0, |&m| m as usize + 1);
-            if format == "csr" {
-                (major, minor)
-            } else {
-                (minor, major)
-            }
+            if format == "csr" { (major, minor) } else { (minor, major) }
         };
         let wrap = |e: GraphError| GraphError::content(&file, e.to_string());
         if format == "csr" {
             if major != rows {
-                return Err(GraphError::content(
-                    &file,
-                    format!("indptr has {} entries for {rows} rows", indptr.len()),
-                ));
+                return Err(GraphError::content(&file, format!("indptr has {} entries for {rows} rows", indptr.len())));
             }
             Csr::new(rows, cols, indptr, indices).map_err(wrap)
         } else {
@@ -170,9 +130,7 @@ impl<R: Read + Seek> NpzArchive<R> {
                     format!("indptr has {} entries for {cols} columns", indptr.len()),
                 ));
             }
-            Ok(Csr::new(cols, rows, indptr, indices)
-                .map_err(wrap)?
-                .reversed())
+            Ok(Csr::new(cols, rows, indptr, indices).map_err(wrap)?.reversed())
         }
     }
 }
@@ -214,43 +172,22 @@ pub fn write_to<W: Write>(writer: W, g: &Csr) -> std::io::Result<()> {
     let mut zip = ZipWriter::new(writer);
     let small_cols = g.num_src() <= i32::MAX as usize;
     let indices: Vec<u8> = if small_cols {
-        g.columns()
-            .iter()
-            .flat_map(|&c| (c as i32).to_le_bytes())
-            .collect()
+        g.columns().iter().flat_map(|&c| (c as i32).to_le_bytes()).collect()
     } else {
-        g.columns()
-            .iter()
-            .flat_map(|&c| (c as i64).to_le_bytes())
-            .collect()
+        g.columns().iter().flat_map(|&c| (c as i64).to_le_bytes()).collect()
     };
     let small_ptr = g.nnz() <= i32::MAX as usize && small_cols;
     let indptr: Vec<u8> = if small_ptr {
-        g.offsets()
-            .iter()
-            .flat_map(|&o| (o as i32).to_le_bytes())
-            .collect()
+        g.offsets().iter().flat_map(|&o| (o as i32).to_le_bytes()).collect()
     } else {
-        g.offsets()
-            .iter()
-            .flat_map(|&o| (o as i64).to_le_bytes())
-            .collect()
+        g.offsets().iter().flat_map(|&o| (o as i64).to_le_bytes()).collect()
     };
     let int = |small: bool| if small { DType::Int(4) } else { DType::Int(8) };
     let nnz = [g.nnz()];
-    let shape: Vec<u8> = [g.num_dst() as i64, g.num_src() as i64]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
+    let shape: Vec<u8> = [g.num_dst() as i64, g.num_src() as i64].iter().flat_map(|v| v.to_le_bytes()).collect();
     let data = vec![1u8; g.nnz()];
-    zip.add(
-        "indices.npy",
-        &[&npy::header(int(small_cols), &nnz), &indices],
-    )?;
-    zip.add(
-        "indptr.npy",
-        &[&npy::header(int(small_ptr), &[g.num_dst() + 1]), &indptr],
-    )?;
+    zip.add("indices.npy", &[&npy::header(int(small_cols), &nnz), &indices])?;
+    zip.add("indptr.npy", &[&npy::header(int(small_ptr), &[g.num_dst() + 1]), &indptr])?;
     zip.add("format.npy", &[&npy::header(DType::Bytes(3), &[]), b"csr"])?;
     zip.add("shape.npy", &[&npy::header(DType::Int(8), &[2]), &shape])?;
     zip.add("data.npy", &[&npy::header(DType::Bool, &nnz), &data])?;
@@ -265,8 +202,7 @@ mod tests {
     fn archive(arrays: &[(&str, DType, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
         let mut zip = ZipWriter::new(Vec::new());
         for (name, dtype, shape, data) in arrays {
-            zip.add(&format!("{name}.npy"), &[&npy::header(*dtype, shape), data])
-                .unwrap();
+            zip.add(&format!("{name}.npy"), &[&npy::header(*dtype, shape), data]).unwrap();
         }
         zip.finish().unwrap()
     }
@@ -323,37 +259,14 @@ mod tests {
         };
         let cases = [
             (archive(&ok[1..]), "missing array \"indptr\""),
+            (with(1, ("indices", DType::Int(4), vec![3], le32(&[1, -4, 2]))), "element 1 = -4"),
+            (with(1, ("indices", DType::Int(4), vec![3], le32(&[1, 0, 3]))), "out of range"),
+            (with(0, ("indptr", DType::Int(8), vec![3], le64(&[0, 2, 1]))), "decrease"),
+            (with(0, ("indptr", DType::Int(8), vec![2], le64(&[0, 3]))), "2 entries for 2 rows"),
+            (with(2, ("shape", DType::Int(8), vec![1], le64(&[2]))), "shape must have 2"),
+            (with(1, ("indices", DType::Float(4), vec![3], vec![0; 12])), "integer array"),
             (
-                with(1, ("indices", DType::Int(4), vec![3], le32(&[1, -4, 2]))),
-                "element 1 = -4",
-            ),
-            (
-                with(1, ("indices", DType::Int(4), vec![3], le32(&[1, 0, 3]))),
-                "out of range",
-            ),
-            (
-                with(0, ("indptr", DType::Int(8), vec![3], le64(&[0, 2, 1]))),
-                "decrease",
-            ),
-            (
-                with(0, ("indptr", DType::Int(8), vec![2], le64(&[0, 3]))),
-                "2 entries for 2 rows",
-            ),
-            (
-                with(2, ("shape", DType::Int(8), vec![1], le64(&[2]))),
-                "shape must have 2",
-            ),
-            (
-                with(1, ("indices", DType::Float(4), vec![3], vec![0; 12])),
-                "integer array",
-            ),
-            (
-                archive(&[
-                    ok[0].clone(),
-                    ok[1].clone(),
-                    ok[2].clone(),
-                    ("data", DType::Float(4), vec![2], vec![0; 8]),
-                ]),
+                archive(&[ok[0].clone(), ok[1].clone(), ok[2].clone(), ("data", DType::Float(4), vec![2], vec![0; 8])]),
                 "data has 2",
             ),
             (

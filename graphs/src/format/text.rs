@@ -18,12 +18,7 @@ pub(crate) struct LineChunks<R> {
 
 impl<R: Read> LineChunks<R> {
     pub(crate) fn new(reader: R) -> Self {
-        LineChunks {
-            reader,
-            buf: Vec::with_capacity(CHUNK),
-            consumed: 0,
-            eof: false,
-        }
+        LineChunks { reader, buf: Vec::with_capacity(CHUNK), consumed: 0, eof: false }
     }
 
     /// The next chunk of whole lines, or `None` at the end of the stream.
@@ -107,10 +102,7 @@ pub(crate) fn parse_uint(line: &[u8], pos: &mut usize, what: &str) -> Result<u64
         return Err(if *pos >= line.len() && *pos == start {
             format!("missing {what}")
         } else {
-            format!(
-                "{what} {:?} is not a non-negative integer",
-                token(line, start)
-            )
+            format!("{what} {:?} is not a non-negative integer", token(line, start))
         });
     }
     Ok(value)
@@ -118,10 +110,7 @@ pub(crate) fn parse_uint(line: &[u8], pos: &mut usize, what: &str) -> Result<u64
 
 /// The blank-delimited token starting at `start`, lossily decoded, for error messages.
 pub(crate) fn token(line: &[u8], start: usize) -> String {
-    let end = line[start..]
-        .iter()
-        .position(|&b| is_blank(b))
-        .map_or(line.len(), |k| start + k);
+    let end = line[start..].iter().position(|&b| is_blank(b)).map_or(line.len(), |k| start + k);
     String::from_utf8_lossy(&line[start..end.min(start + 40)]).into_owned()
 }
 
@@ -209,22 +198,11 @@ mod tests {
         skip_blanks(line, &mut pos);
         assert_eq!(parse_uint(line, &mut pos, "id"), Ok(42));
         skip_blanks(line, &mut pos);
-        assert!(
-            parse_uint(line, &mut pos, "id")
-                .unwrap_err()
-                .contains("\"7x\"")
-        );
+        assert!(parse_uint(line, &mut pos, "id").unwrap_err().contains("\"7x\""));
         let mut pos = 8;
-        assert!(
-            parse_uint(line, &mut pos, "id")
-                .unwrap_err()
-                .contains("too large")
-        );
+        assert!(parse_uint(line, &mut pos, "id").unwrap_err().contains("too large"));
         let mut pos = 4;
-        assert_eq!(
-            parse_uint(b"abcd", &mut pos, "id"),
-            Err("missing id".into())
-        );
+        assert_eq!(parse_uint(b"abcd", &mut pos, "id"), Err("missing id".into()));
         let pieces = split_lines(b"1\n22\n333\n4444\n", 3);
         assert_eq!(pieces.concat(), b"1\n22\n333\n4444\n");
         assert!(pieces.iter().all(|p| p.ends_with(b"\n")));

@@ -49,13 +49,7 @@ impl Fields<'_> {
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| {
-                GraphError::binary(
-                    self.file,
-                    self.base + self.pos as u64,
-                    "truncated ZIP record",
-                )
-            })?;
+            .ok_or_else(|| GraphError::binary(self.file, self.base + self.pos as u64, "truncated ZIP record"))?;
         let out = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(out)
@@ -93,62 +87,29 @@ impl<R: Read + Seek> ZipReader<R> {
         let end = (0..tail.len().saturating_sub(21))
             .rev()
             .find(|&k| tail[k..k + 4] == END_SIG.to_le_bytes())
-            .ok_or_else(|| {
-                GraphError::binary(
-                    file,
-                    len,
-                    "not a ZIP archive (no end of central directory record)",
-                )
-            })?;
+            .ok_or_else(|| GraphError::binary(file, len, "not a ZIP archive (no end of central directory record)"))?;
         let end_offset = len - tail_len + end as u64;
-        let mut f = Fields {
-            bytes: &tail[end..],
-            pos: 4,
-            base: end_offset,
-            file,
-        };
+        let mut f = Fields { bytes: &tail[end..], pos: 4, base: end_offset, file };
         let (_disk, _cd_disk) = (f.u16()?, f.u16()?);
         let (_, total16) = (f.u16()?, f.u16()?);
         let (size32, offset32) = (f.u32()?, f.u32()?);
-        let (mut total, mut cd_size, mut cd_offset) =
-            (total16 as u64, size32 as u64, offset32 as u64);
+        let (mut total, mut cd_size, mut cd_offset) = (total16 as u64, size32 as u64, offset32 as u64);
         if total16 == 0xffff || size32 == 0xffff_ffff || offset32 == 0xffff_ffff {
             // ZIP64: the locator sits right before the end record.
-            let loc = end
-                .checked_sub(20)
-                .ok_or_else(|| GraphError::binary(file, end_offset, "missing ZIP64 locator"))?;
-            let mut l = Fields {
-                bytes: &tail[loc..],
-                pos: 0,
-                base: end_offset - 20,
-                file,
-            };
+            let loc =
+                end.checked_sub(20).ok_or_else(|| GraphError::binary(file, end_offset, "missing ZIP64 locator"))?;
+            let mut l = Fields { bytes: &tail[loc..], pos: 0, base: end_offset - 20, file };
             if l.u32()? != ZIP64_LOCATOR_SIG {
-                return Err(GraphError::binary(
-                    file,
-                    end_offset - 20,
-                    "missing ZIP64 locator",
-                ));
+                return Err(GraphError::binary(file, end_offset - 20, "missing ZIP64 locator"));
             }
             let _ = l.u32()?;
             let record = l.u64()?;
             let mut buf = vec![0u8; 56];
             reader.seek(SeekFrom::Start(record)).map_err(io)?;
-            reader
-                .read_exact(&mut buf)
-                .map_err(|_| GraphError::binary(file, record, "truncated ZIP64 end record"))?;
-            let mut z = Fields {
-                bytes: &buf,
-                pos: 0,
-                base: record,
-                file,
-            };
+            reader.read_exact(&mut buf).map_err(|_| GraphError::binary(file, record, "truncated ZIP64 end record"))?;
+            let mut z = Fields { bytes: &buf, pos: 0, base: record, file };
             if z.u32()? != ZIP64_END_SIG {
-                return Err(GraphError::binary(
-                    file,
-                    record,
-                    "bad ZIP64 end record signature",
-                ));
+                return Err(GraphError::binary(file, record, "bad ZIP64 end record signature"));
             }
             z.take(20)?;
             let _ = z.u64()?;
@@ -166,21 +127,12 @@ impl<R: Read + Seek> ZipReader<R> {
         reader.seek(SeekFrom::Start(cd_offset)).map_err(io)?;
         let mut cd = vec![0u8; cd_size as usize];
         reader.read_exact(&mut cd).map_err(io)?;
-        let mut c = Fields {
-            bytes: &cd,
-            pos: 0,
-            base: cd_offset,
-            file,
-        };
+        let mut c = Fields { bytes: &cd, pos: 0, base: cd_offset, file };
         let mut entries = Vec::new();
         for _ in 0..total {
             let at = c.offset();
             if c.u32()? != CENTRAL_SIG {
-                return Err(GraphError::binary(
-                    file,
-                    at,
-                    "bad central directory entry signature",
-                ));
+                return Err(GraphError::binary(file, at, "bad central directory entry signature"));
             }
             c.take(4)?;
             let flags = c.u16()?;
@@ -189,27 +141,16 @@ impl<R: Read + Seek> ZipReader<R> {
             let crc = c.u32()?;
             let mut compressed_size = c.u32()? as u64;
             let mut size = c.u32()? as u64;
-            let (name_len, extra_len, comment_len) =
-                (c.u16()? as usize, c.u16()? as usize, c.u16()? as usize);
+            let (name_len, extra_len, comment_len) = (c.u16()? as usize, c.u16()? as usize, c.u16()? as usize);
             c.take(8)?;
             let mut header_offset = c.u32()? as u64;
             let name = String::from_utf8_lossy(c.take(name_len)?).into_owned();
             let extra_at = c.offset();
-            let mut x = Fields {
-                bytes: c.take(extra_len)?,
-                pos: 0,
-                base: extra_at,
-                file,
-            };
+            let mut x = Fields { bytes: c.take(extra_len)?, pos: 0, base: extra_at, file };
             while x.pos + 4 <= x.bytes.len() {
                 let (id, n) = (x.u16()?, x.u16()? as usize);
                 let base = x.offset();
-                let mut data = Fields {
-                    bytes: x.take(n)?,
-                    pos: 0,
-                    base,
-                    file,
-                };
+                let mut data = Fields { bytes: x.take(n)?, pos: 0, base, file };
                 if id == ZIP64_EXTRA {
                     if size == 0xffff_ffff {
                         size = data.u64()?;
@@ -223,21 +164,9 @@ impl<R: Read + Seek> ZipReader<R> {
                 }
             }
             c.take(comment_len)?;
-            entries.push(Entry {
-                name,
-                method,
-                flags,
-                crc,
-                compressed_size,
-                size,
-                header_offset,
-            });
+            entries.push(Entry { name, method, flags, crc, compressed_size, size, header_offset });
         }
-        Ok(ZipReader {
-            reader,
-            file: file.to_string(),
-            entries,
-        })
+        Ok(ZipReader { reader, file: file.to_string(), entries })
     }
 
     /// The uncompressed bytes of a member, CRC-checked.
@@ -248,38 +177,22 @@ impl<R: Read + Seek> ZipReader<R> {
         if entry.flags & 1 != 0 {
             return Err(bad(at, format!("member {} is encrypted", entry.name)));
         }
-        self.reader
-            .seek(SeekFrom::Start(at))
-            .map_err(|e| GraphError::io(&file, e))?;
+        self.reader.seek(SeekFrom::Start(at)).map_err(|e| GraphError::io(&file, e))?;
         let mut local = [0u8; 30];
-        self.reader
-            .read_exact(&mut local)
-            .map_err(|_| bad(at, format!("truncated local header of {}", entry.name)))?;
-        let mut l = Fields {
-            bytes: &local,
-            pos: 0,
-            base: at,
-            file: &file,
-        };
+        self.reader.read_exact(&mut local).map_err(|_| bad(at, format!("truncated local header of {}", entry.name)))?;
+        let mut l = Fields { bytes: &local, pos: 0, base: at, file: &file };
         if l.u32()? != LOCAL_SIG {
-            return Err(bad(
-                at,
-                format!("bad local header signature for {}", entry.name),
-            ));
+            return Err(bad(at, format!("bad local header signature for {}", entry.name)));
         }
-        let skip = u16::from_le_bytes([local[26], local[27]]) as u64
-            + u16::from_le_bytes([local[28], local[29]]) as u64;
+        let skip =
+            u16::from_le_bytes([local[26], local[27]]) as u64 + u16::from_le_bytes([local[28], local[29]]) as u64;
         let data_at = at + 30 + skip;
-        self.reader
-            .seek(SeekFrom::Start(data_at))
-            .map_err(|e| GraphError::io(&file, e))?;
+        self.reader.seek(SeekFrom::Start(data_at)).map_err(|e| GraphError::io(&file, e))?;
         let raw = (&mut self.reader).take(entry.compressed_size);
         let mut out = Vec::with_capacity(entry.size.min(1 << 30) as usize);
         let read = match entry.method {
             0 => raw.take(entry.size).read_to_end(&mut out),
-            8 => DeflateDecoder::new(raw)
-                .take(entry.size + 1)
-                .read_to_end(&mut out),
+            8 => DeflateDecoder::new(raw).take(entry.size + 1).read_to_end(&mut out),
             m => {
                 return Err(bad(
                     at,
@@ -294,21 +207,13 @@ impl<R: Read + Seek> ZipReader<R> {
         if out.len() as u64 != entry.size {
             return Err(bad(
                 data_at,
-                format!(
-                    "member {} holds {} bytes, the directory says {}",
-                    entry.name,
-                    out.len(),
-                    entry.size
-                ),
+                format!("member {} holds {} bytes, the directory says {}", entry.name, out.len(), entry.size),
             ));
         }
         let mut crc = Crc::new();
         crc.update(&out);
         if crc.sum() != entry.crc {
-            return Err(bad(
-                data_at,
-                format!("CRC mismatch in member {}", entry.name),
-            ));
+            return Err(bad(data_at, format!("CRC mismatch in member {}", entry.name)));
         }
         Ok(out)
     }
@@ -324,12 +229,7 @@ pub(crate) struct ZipWriter<W> {
 
 impl<W: Write> ZipWriter<W> {
     pub(crate) fn new(writer: W) -> Self {
-        ZipWriter {
-            writer,
-            offset: 0,
-            central: Vec::new(),
-            count: 0,
-        }
+        ZipWriter { writer, offset: 0, central: Vec::new(), count: 0 }
     }
 
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -464,15 +364,10 @@ mod tests {
         w.add("x", &[&[7u8; 100]]).unwrap();
         let bytes = w.finish().unwrap();
         for cut in [0, 10, 60, bytes.len() - 30, bytes.len() - 1] {
-            let result =
-                ZipReader::open(Cursor::new(bytes[..cut].to_vec()), "cut.zip").and_then(|mut r| {
-                    let e = r
-                        .entries
-                        .first()
-                        .cloned()
-                        .ok_or_else(|| GraphError::binary("cut.zip", 0, "no entries"))?;
-                    r.read(&e)
-                });
+            let result = ZipReader::open(Cursor::new(bytes[..cut].to_vec()), "cut.zip").and_then(|mut r| {
+                let e = r.entries.first().cloned().ok_or_else(|| GraphError::binary("cut.zip", 0, "no entries"))?;
+                r.read(&e)
+            });
             assert!(result.is_err(), "cut at {cut}");
         }
     }

@@ -17,9 +17,8 @@ impl Alias {
         let mut scaled: Vec<f64> = weights.iter().map(|&w| w * n as f64 / total).collect();
         let mut prob = vec![1.0; n];
         let mut alias: Vec<u32> = (0..n as u64).map(|i| i as u32).collect();
-        let (mut small, mut large): (Vec<u32>, Vec<u32>) = (0..n as u64)
-            .map(|i| i as u32)
-            .partition(|&i| scaled[i as usize] < 1.0);
+        let (mut small, mut large): (Vec<u32>, Vec<u32>) =
+            (0..n as u64).map(|i| i as u32).partition(|&i| scaled[i as usize] < 1.0);
         while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
             small.pop();
             prob[s as usize] = scaled[s as usize];
@@ -36,11 +35,7 @@ impl Alias {
     /// One draw.
     pub(crate) fn sample(&self, rng: &mut Rng) -> u32 {
         let i = rng.below(self.prob.len() as u64) as usize;
-        if rng.unit() < self.prob[i] {
-            i as u32
-        } else {
-            self.alias[i]
-        }
+        if rng.unit() < self.prob[i] { i as u32 } else { self.alias[i] }
     }
 }
 

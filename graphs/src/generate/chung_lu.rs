@@ -35,13 +35,7 @@ impl ChungLu {
 
     /// The parameters with the default offset and deduplication.
     pub fn new(n: usize, mean_degree: f64, gamma: f64) -> ChungLu {
-        ChungLu {
-            n,
-            mean_degree,
-            gamma,
-            offset: Self::DEFAULT_OFFSET,
-            dedup: true,
-        }
+        ChungLu { n, mean_degree, gamma, offset: Self::DEFAULT_OFFSET, dedup: true }
     }
 
     /// Generates the graph.
@@ -53,16 +47,10 @@ impl ChungLu {
         let n = self.n;
         let m = edge_count("chung_lu", n, self.mean_degree)?;
         if !(self.gamma.is_finite() && self.gamma > 1.0) {
-            return Err(GraphError::param(
-                "chung_lu",
-                format!("gamma must be > 1, got {}", self.gamma),
-            ));
+            return Err(GraphError::param("chung_lu", format!("gamma must be > 1, got {}", self.gamma)));
         }
         if !(self.offset.is_finite() && self.offset >= 1.0) {
-            return Err(GraphError::param(
-                "chung_lu",
-                format!("offset must be >= 1, got {}", self.offset),
-            ));
+            return Err(GraphError::param("chung_lu", format!("offset must be >= 1, got {}", self.offset)));
         }
         if n == 0 {
             return Csr::empty(0, 0);
@@ -70,10 +58,7 @@ impl ChungLu {
         let exponent = -1.0 / (self.gamma - 1.0);
         let mut ranks: Vec<u32> = (0..n as u64).map(|r| r as u32).collect();
         Rng::new(seed, 2).shuffle(&mut ranks);
-        let weights: Vec<f64> = ranks
-            .iter()
-            .map(|&r| detmath::powf(r as f64 + self.offset, exponent))
-            .collect();
+        let weights: Vec<f64> = ranks.iter().map(|&r| detmath::powf(r as f64 + self.offset, exponent)).collect();
         let table = Alias::new(&weights);
         let mut dst = Rng::new(seed, 0);
         let mut counts = vec![0u64; n];
@@ -114,10 +99,7 @@ mod tests {
 
     #[test]
     fn without_dedup_keeps_every_drawn_edge() {
-        let p = ChungLu {
-            dedup: false,
-            ..ChungLu::new(5000, 4.0, 2.5)
-        };
+        let p = ChungLu { dedup: false, ..ChungLu::new(5000, 4.0, 2.5) };
         assert_eq!(p.generate(3).unwrap().nnz(), 20_000);
         assert!(ChungLu { gamma: 1.0, ..p }.generate(0).is_err());
         assert!(ChungLu { offset: 0.5, ..p }.generate(0).is_err());

@@ -16,17 +16,11 @@ pub fn inject_hubs(base: &Csr, count: usize, degree: usize, seed: u64) -> Result
     if count > base.num_dst() {
         return Err(GraphError::param(
             "inject_hubs",
-            format!(
-                "{count} hubs asked for a graph with {} rows",
-                base.num_dst()
-            ),
+            format!("{count} hubs asked for a graph with {} rows", base.num_dst()),
         ));
     }
     if degree > 0 && base.num_src() == 0 {
-        return Err(GraphError::param(
-            "inject_hubs",
-            "hub edges need at least one source node",
-        ));
+        return Err(GraphError::param("inject_hubs", "hub edges need at least one source node"));
     }
     let added = count.checked_mul(degree).filter(|&a| a as u64 <= 1 << 36);
     let Some(added) = added else {

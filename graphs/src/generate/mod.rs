@@ -54,10 +54,7 @@ fn rows_from_counts(n: usize, counts: Vec<u64>, mut draw: impl FnMut() -> u32) -
 fn edge_count(context: &'static str, n: usize, mean_degree: f64) -> Result<u64> {
     check_side("n", n)?;
     if !(mean_degree.is_finite() && mean_degree >= 0.0) {
-        return Err(GraphError::param(
-            context,
-            format!("mean degree must be finite and >= 0, got {mean_degree}"),
-        ));
+        return Err(GraphError::param(context, format!("mean degree must be finite and >= 0, got {mean_degree}")));
     }
     let m = (n as f64 * mean_degree).round();
     if m > (1u64 << 40) as f64 {

@@ -24,10 +24,7 @@ const MAX_DEGREE: usize = 4;
 /// [`GraphError::TooLarge`] when the batch exceeds `2^32` nodes.
 pub fn molecule_batch(graphs: usize, atoms: usize, seed: u64) -> Result<Batch> {
     if graphs > 0 && atoms == 0 {
-        return Err(GraphError::param(
-            "molecule_batch",
-            "molecules need at least 1 atom",
-        ));
+        return Err(GraphError::param("molecule_batch", "molecules need at least 1 atom"));
     }
     if graphs as u128 * (atoms + atoms / 3) as u128 > crate::MAX_NODES as u128 {
         return Err(GraphError::TooLarge {
@@ -38,9 +35,7 @@ pub fn molecule_batch(graphs: usize, atoms: usize, seed: u64) -> Result<Batch> {
         });
     }
     let mut rng = Rng::new(seed, 0);
-    let parts = (0..graphs)
-        .map(|_| molecule(&mut rng, atoms))
-        .collect::<Result<Vec<_>>>()?;
+    let parts = (0..graphs).map(|_| molecule(&mut rng, atoms)).collect::<Result<Vec<_>>>()?;
     block_diagonal(&parts)
 }
 

@@ -19,12 +19,7 @@ pub struct RmatParams {
 }
 
 /// The Graph500 parameters: a = 0.57, b = c = 0.19, d = 0.05.
-pub const GRAPH500: RmatParams = RmatParams {
-    a: 0.57,
-    b: 0.19,
-    c: 0.19,
-    d: 0.05,
-};
+pub const GRAPH500: RmatParams = RmatParams { a: 0.57, b: 0.19, c: 0.19, d: 0.05 };
 
 /// An R-MAT graph with [`GRAPH500`] parameters: see [`rmat_with`].
 ///
@@ -44,30 +39,19 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Result<Csr> {
 /// sum to 1 (within 1e-9); [`GraphError::TooLarge`] for more than 2^34 edges.
 pub fn rmat_with(scale: u32, edge_factor: u64, p: RmatParams, seed: u64) -> Result<Csr> {
     if scale > 32 {
-        return Err(GraphError::param(
-            "rmat",
-            format!("scale must be <= 32, got {scale}"),
-        ));
+        return Err(GraphError::param("rmat", format!("scale must be <= 32, got {scale}")));
     }
     let probs = [p.a, p.b, p.c, p.d];
-    if probs.iter().any(|x| !(x.is_finite() && *x >= 0.0))
-        || ((p.a + p.b + p.c + p.d) - 1.0).abs() > 1e-9
-    {
-        return Err(GraphError::param(
-            "rmat",
-            format!("probabilities must be >= 0 and sum to 1, got {p:?}"),
-        ));
+    if probs.iter().any(|x| !(x.is_finite() && *x >= 0.0)) || ((p.a + p.b + p.c + p.d) - 1.0).abs() > 1e-9 {
+        return Err(GraphError::param("rmat", format!("probabilities must be >= 0 and sum to 1, got {p:?}")));
     }
     let n = 1u64 << scale;
-    let m = edge_factor
-        .checked_mul(n)
-        .filter(|&m| m <= 1 << 34)
-        .ok_or(GraphError::TooLarge {
-            what: "rmat edges",
-            count: edge_factor.saturating_mul(n),
-            limit: 1 << 34,
-            reason: "generator memory",
-        })?;
+    let m = edge_factor.checked_mul(n).filter(|&m| m <= 1 << 34).ok_or(GraphError::TooLarge {
+        what: "rmat edges",
+        count: edge_factor.saturating_mul(n),
+        limit: 1 << 34,
+        reason: "generator memory",
+    })?;
     let scale32 = |x: f64| (x * 4_294_967_296.0).min(4_294_967_295.0) as u64;
     let (ta, tab, tabc) = (scale32(p.a), scale32(p.a + p.b), scale32(p.a + p.b + p.c));
     let mut rng = Rng::new(seed, 0);

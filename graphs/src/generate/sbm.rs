@@ -23,19 +23,12 @@ const INTRA_OVER_INTER: f64 = 0.5 / 0.35;
 /// `[0, nodes - 1]`; [`GraphError::TooLarge`] when the batch exceeds `2^32` nodes.
 pub fn sbm_batch(graphs: usize, nodes: usize, mean_degree: f64, seed: u64) -> Result<Batch> {
     if graphs > 0 && nodes < 2 {
-        return Err(GraphError::param(
-            "sbm_batch",
-            format!("graphs need >= 2 nodes, got {nodes}"),
-        ));
+        return Err(GraphError::param("sbm_batch", format!("graphs need >= 2 nodes, got {nodes}")));
     }
-    if !(mean_degree.is_finite() && mean_degree >= 0.0 && mean_degree <= (nodes.max(1) - 1) as f64)
-    {
+    if !(mean_degree.is_finite() && mean_degree >= 0.0 && mean_degree <= (nodes.max(1) - 1) as f64) {
         return Err(GraphError::param(
             "sbm_batch",
-            format!(
-                "mean degree must be in [0, {}], got {mean_degree}",
-                nodes.max(1) - 1
-            ),
+            format!("mean degree must be in [0, {}], got {mean_degree}", nodes.max(1) - 1),
         ));
     }
     if graphs as u128 * (nodes + nodes / 4) as u128 > crate::MAX_NODES as u128 {
@@ -48,8 +41,7 @@ pub fn sbm_batch(graphs: usize, nodes: usize, mean_degree: f64, seed: u64) -> Re
     }
     // Same-community pairs have probability 1/5: mean degree = (n - 1) p_out (r/5 + 4/5).
     let share = 1.0 / COMMUNITIES as f64;
-    let mut p_out =
-        mean_degree / ((nodes.max(2) - 1) as f64 * (INTRA_OVER_INTER * share + (1.0 - share)));
+    let mut p_out = mean_degree / ((nodes.max(2) - 1) as f64 * (INTRA_OVER_INTER * share + (1.0 - share)));
     let mut p_in = p_out * INTRA_OVER_INTER;
     if p_in > 1.0 {
         // Dense requests: intra pairs all connect and inter pairs make up the rest.
@@ -67,11 +59,7 @@ pub fn sbm_batch(graphs: usize, nodes: usize, mean_degree: f64, seed: u64) -> Re
         rows.resize_with(n, Vec::new);
         for i in 0..n {
             for j in i + 1..n {
-                let p = if community[i] == community[j] {
-                    p_in
-                } else {
-                    p_out
-                };
+                let p = if community[i] == community[j] { p_in } else { p_out };
                 if rng.bernoulli(p) {
                     rows[i].push(j as u32);
                     rows[j].push(i as u32);
@@ -95,10 +83,7 @@ mod tests {
         let g = &b.graph;
         let s = GraphStats::of(g);
         assert!((s.in_degree.mean - 50.0).abs() < 5.0, "{s}");
-        assert_eq!(
-            (s.self_loops, s.duplicate_edges, s.unsorted_rows),
-            (0, 0, 0)
-        );
+        assert_eq!((s.self_loops, s.duplicate_edges, s.unsorted_rows), (0, 0, 0));
         assert_eq!(g.symmetrize().unwrap(), *g, "undirected");
         for k in 0..16 {
             let (lo, hi) = (b.dst_offsets[k] as usize, b.dst_offsets[k + 1] as usize);

@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError};
 use cudarc::nvrtc::Ptx;
 use dfgnn_device::abi::LaunchParams;
 use dfgnn_device::simt::{KernelRef, LaunchConfig};
@@ -39,65 +37,39 @@ impl CudaBackend {
     pub fn new(ordinal: usize) -> Result<Self> {
         // SAFETY: only probes whether the driver library can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(Error::NoDevice {
-                reason: "the CUDA driver library (libcuda.so) was not found".to_string(),
-            });
+            return Err(Error::NoDevice { reason: "the CUDA driver library (libcuda.so) was not found".to_string() });
         }
-        let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
-            reason: format!("the CUDA driver reports {e}"),
-        })?;
+        let count = CudaContext::device_count()
+            .map_err(|e| Error::NoDevice { reason: format!("the CUDA driver reports {e}") })?;
         if ordinal >= count.max(0) as usize {
-            return Err(Error::NoDevice {
-                reason: format!("device {ordinal} asked for, {count} present"),
-            });
+            return Err(Error::NoDevice { reason: format!("device {ordinal} asked for, {count} present") });
         }
-        let ctx = CudaContext::new(ordinal)
-            .during(|| format!("creating a context on device {ordinal}"))?;
+        let ctx = CudaContext::new(ordinal).during(|| format!("creating a context on device {ordinal}"))?;
         // SAFETY: dfgnn queues all work on one stream, so no cross-stream tracking is needed.
         unsafe { ctx.disable_event_tracking() };
-        let (major, minor) = ctx
-            .compute_capability()
-            .during(|| "reading the compute capability".to_string())?;
+        let (major, minor) = ctx.compute_capability().during(|| "reading the compute capability".to_string())?;
         if major < 8 {
             return Err(Error::Unsupported {
-                what: format!(
-                    "compute capability {major}.{minor}; dfgnn's PTX needs sm_80 or newer"
-                ),
+                what: format!("compute capability {major}.{minor}; dfgnn's PTX needs sm_80 or newer"),
             });
         }
         let attr = |a: CUdevice_attribute| -> Result<u32> {
-            ctx.attribute(a)
-                .map(|v| v as u32)
-                .during(|| format!("reading {a:?}"))
+            ctx.attribute(a).map(|v| v as u32).during(|| format!("reading {a:?}"))
         };
         let limits = DeviceLimits {
-            name: ctx
-                .name()
-                .during(|| "reading the device name".to_string())?,
+            name: ctx.name().during(|| "reading the device name".to_string())?,
             compute_capability: (major as u32, minor as u32),
             multiprocessors: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-            max_shared_per_block: attr(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )?,
+            max_shared_per_block: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             shared_per_multiprocessor: attr(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
             )?,
             l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-            total_memory: ctx
-                .total_mem()
-                .during(|| "reading the memory size".to_string())? as u64,
+            total_memory: ctx.total_mem().during(|| "reading the memory size".to_string())? as u64,
         };
         let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(Ptx::from_src(PTX))
-            .during(|| "loading dfgnn's PTX module".to_string())?;
-        Ok(Self {
-            ctx,
-            stream,
-            module,
-            functions: Mutex::default(),
-            limits,
-        })
+        let module = ctx.load_module(Ptx::from_src(PTX)).during(|| "loading dfgnn's PTX module".to_string())?;
+        Ok(Self { ctx, stream, module, functions: Mutex::default(), limits })
     }
 
     pub fn description(&self) -> String {
@@ -119,12 +91,7 @@ impl CudaBackend {
     fn out_of_memory(&self, during: String, requested: usize, e: DriverError) -> Error {
         if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
             let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
-            Error::OutOfMemory {
-                during,
-                requested,
-                free,
-                total,
-            }
+            Error::OutOfMemory { during, requested, free, total }
         } else {
             Error::Driver { during, source: e }
         }
@@ -167,48 +134,33 @@ impl CudaBackend {
     pub fn download<T: Element>(&self, slice: Option<&CudaSlice<T>>, len: usize) -> Result<Vec<T>> {
         match slice {
             None => Ok(Vec::new()),
-            Some(s) => self
-                .stream
-                .clone_dtoh(s)
-                .during(|| format!("downloading {len} elements")),
+            Some(s) => self.stream.clone_dtoh(s).during(|| format!("downloading {len} elements")),
         }
     }
 
     pub fn fill_zeros<T: Element>(&self, slice: Option<&mut CudaSlice<T>>) -> Result<()> {
         match slice {
             None => Ok(()),
-            Some(s) => self
-                .stream
-                .memset_zeros(s)
-                .during(|| "zeroing a buffer".to_string()),
+            Some(s) => self.stream.memset_zeros(s).during(|| "zeroing a buffer".to_string()),
         }
     }
 
     pub fn copy<T: Element>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
-        self.stream
-            .memcpy_dtod(src, dst)
-            .during(|| format!("copying {} elements on the device", src.len()))
+        self.stream.memcpy_dtod(src, dst).during(|| format!("copying {} elements on the device", src.len()))
     }
 
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.ctx
-            .mem_get_info()
-            .during(|| "reading the free memory".to_string())
+        self.ctx.mem_get_info().during(|| "reading the free memory".to_string())
     }
 
     /// The function `name`, opted in to at least `shared_bytes` of dynamic shared memory.
     fn function(&self, name: &'static str, shared_bytes: u32) -> Result<CudaFunction> {
-        let mut functions = self
-            .functions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let entry = match functions.entry(name) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                let f = self
-                    .module
-                    .load_function(name)
-                    .during(|| format!("finding kernel `{name}` in the PTX module"))?;
+                let f =
+                    self.module.load_function(name).during(|| format!("finding kernel `{name}` in the PTX module"))?;
                 v.insert((f, DeviceLimits::DEFAULT_SHARED_PER_BLOCK))
             }
         };
@@ -219,9 +171,7 @@ impl CudaBackend {
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     shared_bytes as i32,
                 )
-                .during(|| {
-                    format!("opting `{name}` in to {shared_bytes} bytes of shared memory")
-                })?;
+                .during(|| format!("opting `{name}` in to {shared_bytes} bytes of shared memory"))?;
             entry.1 = shared_bytes;
         }
         Ok(entry.0.clone())
@@ -263,27 +213,17 @@ impl CudaBackend {
     }
 
     pub fn synchronize(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .during(|| "waiting for the device".to_string())
+        self.stream.synchronize().during(|| "waiting for the device".to_string())
     }
 
     pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
-        let event = || {
-            self.ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .during(|| "creating an event".to_string())
-        };
+        let event =
+            || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during(|| "creating an event".to_string());
         let (start, end) = (event()?, event()?);
-        start
-            .record(&self.stream)
-            .during(|| "recording an event".to_string())?;
+        start.record(&self.stream).during(|| "recording an event".to_string())?;
         let r = work()?;
-        end.record(&self.stream)
-            .during(|| "recording an event".to_string())?;
-        let ms = start
-            .elapsed_ms(&end)
-            .during(|| "reading an event timer".to_string())?;
+        end.record(&self.stream).during(|| "recording an event".to_string())?;
+        let ms = start.elapsed_ms(&end).during(|| "reading an event timer".to_string())?;
         Ok((r, ms as f64))
     }
 }

@@ -9,9 +9,7 @@ pub(super) struct EmuBackend {
 
 impl EmuBackend {
     pub fn new() -> Self {
-        Self {
-            limits: DeviceLimits::h200(),
-        }
+        Self { limits: DeviceLimits::h200() }
     }
 
     pub fn limits(&self) -> &DeviceLimits {

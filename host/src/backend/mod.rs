@@ -18,10 +18,7 @@ use dfgnn_device::simt::{GSlice, GSliceMut, KernelRef, LaunchConfig, Word};
 use crate::error::Result;
 
 /// A plain element type device buffers hold.
-pub trait Element:
-    Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static
-{
-}
+pub trait Element: Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static {}
 impl Element for f32 {}
 impl Element for u32 {}
 impl Element for i32 {}
@@ -122,44 +119,26 @@ pub struct Selection {
 impl Backend {
     /// The CUDA device `ordinal`, with dfgnn's PTX module loaded.
     pub fn cuda(ordinal: usize) -> Result<Self> {
-        Ok(Self {
-            inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?),
-            memory: Arc::default(),
-        })
+        Ok(Self { inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?), memory: Arc::default() })
     }
 
     /// The SIMT emulator.
     pub fn emulator() -> Self {
-        Self {
-            inner: Inner::Emulator(emulator::EmuBackend::new()),
-            memory: Arc::default(),
-        }
+        Self { inner: Inner::Emulator(emulator::EmuBackend::new()), memory: Arc::default() }
     }
 
     /// The GPU when one can be used, else the emulator (with the reason). `DFGNN_BACKEND=cuda` or
     /// `=emulator` forces the choice; a forced `cuda` that fails is an error.
     pub fn auto() -> Result<Selection> {
         match std::env::var("DFGNN_BACKEND").ok().as_deref() {
-            Some("emulator") => Ok(Selection {
-                backend: Self::emulator(),
-                fallback_reason: None,
-            }),
-            Some("cuda") => Ok(Selection {
-                backend: Self::cuda(0)?,
-                fallback_reason: None,
-            }),
-            Some(other) => Err(crate::Error::Unsupported {
-                what: format!("DFGNN_BACKEND={other} (use `cuda` or `emulator`)"),
-            }),
+            Some("emulator") => Ok(Selection { backend: Self::emulator(), fallback_reason: None }),
+            Some("cuda") => Ok(Selection { backend: Self::cuda(0)?, fallback_reason: None }),
+            Some(other) => {
+                Err(crate::Error::Unsupported { what: format!("DFGNN_BACKEND={other} (use `cuda` or `emulator`)") })
+            }
             None => match Self::cuda(0) {
-                Ok(backend) => Ok(Selection {
-                    backend,
-                    fallback_reason: None,
-                }),
-                Err(e) => Ok(Selection {
-                    backend: Self::emulator(),
-                    fallback_reason: Some(e.to_string()),
-                }),
+                Ok(backend) => Ok(Selection { backend, fallback_reason: None }),
+                Err(e) => Ok(Selection { backend: Self::emulator(), fallback_reason: Some(e.to_string()) }),
             },
         }
     }
@@ -177,8 +156,7 @@ impl Backend {
         match &self.inner {
             Inner::Cuda(c) => c.description(),
             Inner::Emulator(_) => {
-                "SIMT emulator on the CPU (kernels checked for races, divergence and bounds)"
-                    .to_string()
+                "SIMT emulator on the CPU (kernels checked for races, divergence and bounds)".to_string()
             }
         }
     }
@@ -226,13 +204,7 @@ impl Backend {
 
     /// Fills `buffer` with pseudo-random values uniform in `[low, high)` made on the device from
     /// `seed` (element `i` is `dfgnn_device::kernels::util::uniform_at(seed, i, low, high)`).
-    pub fn fill_uniform(
-        &self,
-        buffer: &mut Buffer<f32>,
-        seed: u64,
-        low: f32,
-        high: f32,
-    ) -> Result<()> {
+    pub fn fill_uniform(&self, buffer: &mut Buffer<f32>, seed: u64, low: f32, high: f32) -> Result<()> {
         use dfgnn_device::abi::FillUniformParams;
         use dfgnn_device::kernels::util::FILL_UNIFORM;
         if buffer.is_empty() {
@@ -245,12 +217,7 @@ impl Backend {
             block: dfgnn_device::simt::Dim3::x(threads),
             shared_bytes: 0,
         };
-        let params = FillUniformParams {
-            out: buffer.view_mut(),
-            seed,
-            low,
-            high,
-        };
+        let params = FillUniformParams { out: buffer.view_mut(), seed, low, high };
         // SAFETY: the kernel writes each element of the live `buffer` once (grid-stride loop
         // bounded by its length) and reads nothing else.
         unsafe { self.launch(&FILL_UNIFORM, &config, &params) }
@@ -259,12 +226,7 @@ impl Backend {
     fn track<T: Element>(&self, storage: Storage<T>, len: usize) -> Buffer<T> {
         let bytes = len * std::mem::size_of::<T>();
         self.memory.add(bytes);
-        Buffer {
-            storage,
-            len,
-            bytes,
-            memory: self.memory.clone(),
-        }
+        Buffer { storage, len, bytes, memory: self.memory.clone() }
     }
 
     /// Copies a device buffer back to the host (waits for the work queued before).
@@ -291,12 +253,7 @@ impl Backend {
     /// Copies `src` into `dst` on the device (`dst` at least as long).
     pub fn copy<T: Element>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<()> {
         if dst.len < src.len {
-            return Err(crate::Error::ShapeMismatch {
-                op: "copy",
-                what: "dst",
-                expected: src.len,
-                got: dst.len,
-            });
+            return Err(crate::Error::ShapeMismatch { op: "copy", what: "dst", expected: src.len, got: dst.len });
         }
         match (&self.inner, &src.storage, &mut dst.storage) {
             (Inner::Cuda(c), Storage::Cuda(Some(s)), Storage::Cuda(Some(d))) => c.copy(s, d),
@@ -335,9 +292,7 @@ impl Backend {
             Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },
             // SAFETY: forwarded contract; emulator buffers are host memory.
             Inner::Emulator(_) => {
-                unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }
-                    .map(|_| ())
-                    .map_err(Into::into)
+                unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }.map(|_| ()).map_err(Into::into)
             }
         }
     }
@@ -375,16 +330,12 @@ impl Backend {
 
     /// Restarts [`Backend::peak_memory`] from the bytes in use now.
     pub fn reset_peak_memory(&self) {
-        self.memory
-            .peak
-            .store(self.memory_in_use(), Ordering::Relaxed);
+        self.memory.peak.store(self.memory_in_use(), Ordering::Relaxed);
     }
 }
 
 fn foreign_buffer() -> crate::Error {
-    crate::Error::Unsupported {
-        what: "a buffer of one backend used with another".to_string(),
-    }
+    crate::Error::Unsupported { what: "a buffer of one backend used with another".to_string() }
 }
 
 enum Storage<T: Element> {
@@ -404,11 +355,7 @@ struct HostVec<T: Element> {
 impl<T: Element> HostVec<T> {
     fn zeros(len: usize) -> Self {
         let bytes = len * std::mem::size_of::<T>();
-        Self {
-            words: vec![0; bytes.div_ceil(16)],
-            len,
-            _t: std::marker::PhantomData,
-        }
+        Self { words: vec![0; bytes.div_ceil(16)], len, _t: std::marker::PhantomData }
     }
 
     fn from_slice(data: &[T]) -> Self {
@@ -480,9 +427,6 @@ impl<T: Element> Drop for Buffer<T> {
 
 impl<T: Element> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Buffer")
-            .field("len", &self.len)
-            .field("elem", &std::any::type_name::<T>())
-            .finish()
+        f.debug_struct("Buffer").field("len", &self.len).field("elem", &std::any::type_name::<T>()).finish()
     }
 }

@@ -9,10 +9,7 @@
 
 use num_traits::Float;
 
-use crate::ops::{
-    alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, spmm,
-    spmm_backward,
-};
+use crate::ops::{alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, spmm, spmm_backward};
 use crate::pattern::{check_dense, check_len, check_saved, check_scalars, layout, product};
 use crate::{Dims, Pattern, RefError};
 
@@ -143,12 +140,7 @@ pub fn gat_backward<T: Float>(
     for (total, &through_er) in dh.iter_mut().zip(&src.dh) {
         *total = *total + through_er;
     }
-    Ok(GatGrads {
-        dh,
-        dh_dst: dst.dh,
-        da_dst: dst.da,
-        da_src: src.da,
-    })
+    Ok(GatGrads { dh, dh_dst: dst.dh, da_dst: dst.da, da_src: src.da })
 }
 
 /// GAT backward from precomputed node scores; alpha is recomputed from `lse`.
@@ -185,11 +177,7 @@ pub fn gat_backward_precomputed<T: Float>(
     let agg = spmm_backward(pattern, dims, &alpha, h, d_out)?;
     let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &agg.d_alpha, &delta)?;
     let node = gat_edge_scores_backward(pattern, dims.heads, el, er, slope, &ds)?;
-    Ok(GatPrecomputedGrads {
-        dh: agg.dv,
-        d_el: node.d_el,
-        d_er: node.d_er,
-    })
+    Ok(GatPrecomputedGrads { dh: agg.dv, d_el: node.d_el, d_er: node.d_er })
 }
 
 fn check_full_inputs<T>(
@@ -221,20 +209,6 @@ fn check_precomputed_inputs<T>(
     pattern.validate()?;
     dims.validate(op)?;
     check_dense(op, "h", layout::SRC_NODES, h, pattern.num_src, dims)?;
-    check_scalars(
-        op,
-        "el",
-        layout::DST_SCALARS,
-        el,
-        pattern.num_dst,
-        dims.heads,
-    )?;
-    check_scalars(
-        op,
-        "er",
-        layout::SRC_SCALARS,
-        er,
-        pattern.num_src,
-        dims.heads,
-    )
+    check_scalars(op, "el", layout::DST_SCALARS, el, pattern.num_dst, dims.heads)?;
+    check_scalars(op, "er", layout::SRC_SCALARS, er, pattern.num_src, dims.heads)
 }

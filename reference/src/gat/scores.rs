@@ -6,9 +6,7 @@
 use num_traits::Float;
 
 use crate::num::{axpy, dot};
-use crate::pattern::{
-    check_dense, check_edges, check_heads, check_len, check_scalars, layout, product,
-};
+use crate::pattern::{check_dense, check_edges, check_heads, check_len, check_scalars, layout, product};
 use crate::{Dims, Pattern, RefError};
 
 /// Gradients of [`gat_node_scores`].
@@ -38,12 +36,7 @@ pub struct EdgeScoreGrads<T> {
 /// - `a`: `[H, F]` attention vector.
 ///
 /// Returns `[N, H]`.
-pub fn gat_node_scores<T: Float>(
-    num_nodes: usize,
-    dims: Dims,
-    h: &[T],
-    a: &[T],
-) -> Result<Vec<T>, RefError> {
+pub fn gat_node_scores<T: Float>(num_nodes: usize, dims: Dims, h: &[T], a: &[T]) -> Result<Vec<T>, RefError> {
     const OP: &str = "gat_node_scores";
     check_node_scores(OP, num_nodes, dims, h, a)?;
     let mut scores = vec![T::zero(); num_nodes * dims.heads];
@@ -68,14 +61,7 @@ pub fn gat_node_scores_backward<T: Float>(
 ) -> Result<NodeScoreGrads<T>, RefError> {
     const OP: &str = "gat_node_scores_backward";
     check_node_scores(OP, num_nodes, dims, h, a)?;
-    check_scalars(
-        OP,
-        "d_scores",
-        layout::NODE_SCALARS,
-        d_scores,
-        num_nodes,
-        dims.heads,
-    )?;
+    check_scalars(OP, "d_scores", layout::NODE_SCALARS, d_scores, num_nodes, dims.heads)?;
     let mut dh = vec![T::zero(); h.len()];
     let mut da = vec![T::zero(); a.len()];
     for n in 0..num_nodes {
@@ -88,22 +74,10 @@ pub fn gat_node_scores_backward<T: Float>(
     Ok(NodeScoreGrads { dh, da })
 }
 
-fn check_node_scores<T>(
-    op: &'static str,
-    num_nodes: usize,
-    dims: Dims,
-    h: &[T],
-    a: &[T],
-) -> Result<(), RefError> {
+fn check_node_scores<T>(op: &'static str, num_nodes: usize, dims: Dims, h: &[T], a: &[T]) -> Result<(), RefError> {
     dims.validate(op)?;
     check_dense(op, "h", layout::NODES, h, num_nodes, dims)?;
-    check_len(
-        op,
-        "a",
-        layout::HEAD_VECTORS,
-        a,
-        product(op, &[dims.heads, dims.feat])?,
-    )
+    check_len(op, "a", layout::HEAD_VECTORS, a, product(op, &[dims.heads, dims.feat])?)
 }
 
 /// `LeakyReLU(x) = x` for `x > 0`, `slope · x` otherwise.
@@ -174,13 +148,7 @@ pub fn gat_edge_scores_backward<T: Float>(
     Ok(EdgeScoreGrads { d_el, d_er })
 }
 
-fn check_el_er<T>(
-    op: &'static str,
-    pattern: &Pattern<'_>,
-    heads: usize,
-    el: &[T],
-    er: &[T],
-) -> Result<(), RefError> {
+fn check_el_er<T>(op: &'static str, pattern: &Pattern<'_>, heads: usize, el: &[T], er: &[T]) -> Result<(), RefError> {
     pattern.validate()?;
     check_heads(op, heads)?;
     check_scalars(op, "el", layout::DST_SCALARS, el, pattern.num_dst, heads)?;

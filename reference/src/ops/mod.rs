@@ -10,7 +10,6 @@ mod spmm;
 
 pub use sddmm::{SddmmGrads, sddmm_backward, sddmm_dot};
 pub use softmax::{
-    alpha_from_lse, attention_delta, row_softmax, row_softmax_backward,
-    row_softmax_backward_with_delta,
+    alpha_from_lse, attention_delta, row_softmax, row_softmax_backward, row_softmax_backward_with_delta,
 };
 pub use spmm::{SpmmGrads, spmm, spmm_backward};

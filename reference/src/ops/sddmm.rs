@@ -17,13 +17,7 @@ use crate::{Dims, Pattern, RefError};
 ///
 /// Returns `scores`, `[E, H]`: `scores[e*H + h] = scale * (q[i,h,:] · k[j,h,:])` for edge `e` of
 /// row `i` with column `j`.
-pub fn sddmm_dot<T: Float>(
-    pattern: &Pattern<'_>,
-    dims: Dims,
-    q: &[T],
-    k: &[T],
-    scale: T,
-) -> Result<Vec<T>, RefError> {
+pub fn sddmm_dot<T: Float>(pattern: &Pattern<'_>, dims: Dims, q: &[T], k: &[T], scale: T) -> Result<Vec<T>, RefError> {
     const OP: &str = "sddmm_dot";
     pattern.validate()?;
     dims.validate(OP)?;

@@ -21,11 +21,7 @@ use crate::{Dims, Pattern, RefError};
 ///
 /// Returns `(alpha, lse)`: `alpha` is `[E, H]` and sums to 1 over each non-empty row and head;
 /// `lse` is `[num_dst, H]`, the row's log-sum-exp, `−∞` for empty rows.
-pub fn row_softmax<T: Float>(
-    pattern: &Pattern<'_>,
-    heads: usize,
-    scores: &[T],
-) -> Result<(Vec<T>, Vec<T>), RefError> {
+pub fn row_softmax<T: Float>(pattern: &Pattern<'_>, heads: usize, scores: &[T]) -> Result<(Vec<T>, Vec<T>), RefError> {
     const OP: &str = "row_softmax";
     pattern.validate()?;
     check_heads(OP, heads)?;
@@ -92,12 +88,7 @@ pub fn alpha_from_lse<T: Float>(
 ///
 /// Returns `delta`, `[num_dst, H]`. Mathematically `D_i = Σ_j alpha_ij d_alpha_ij`, the term
 /// [`row_softmax_backward`] computes from the edges instead.
-pub fn attention_delta<T: Float>(
-    num_dst: usize,
-    dims: Dims,
-    out: &[T],
-    d_out: &[T],
-) -> Result<Vec<T>, RefError> {
+pub fn attention_delta<T: Float>(num_dst: usize, dims: Dims, out: &[T], d_out: &[T]) -> Result<Vec<T>, RefError> {
     const OP: &str = "attention_delta";
     dims.validate(OP)?;
     check_dense(OP, "out", layout::DST_NODES, out, num_dst, dims)?;
@@ -133,9 +124,8 @@ pub fn row_softmax_backward<T: Float>(
     let mut delta = vec![T::zero(); product(OP, &[pattern.num_dst, heads])?];
     for i in 0..pattern.num_dst {
         for h in 0..heads {
-            delta[i * heads + h] = pattern.row(i).fold(T::zero(), |acc, e| {
-                acc + alpha[e * heads + h] * d_alpha[e * heads + h]
-            });
+            delta[i * heads + h] =
+                pattern.row(i).fold(T::zero(), |acc, e| acc + alpha[e * heads + h] * d_alpha[e * heads + h]);
         }
     }
     row_softmax_backward_with_delta(pattern, heads, alpha, d_alpha, &delta)
@@ -162,14 +152,7 @@ pub fn row_softmax_backward_with_delta<T: Float>(
     check_heads(OP, heads)?;
     check_edges(OP, "alpha", alpha, pattern, heads)?;
     check_edges(OP, "d_alpha", d_alpha, pattern, heads)?;
-    check_scalars(
-        OP,
-        "delta",
-        layout::DST_SCALARS,
-        delta,
-        pattern.num_dst,
-        heads,
-    )?;
+    check_scalars(OP, "delta", layout::DST_SCALARS, delta, pattern.num_dst, heads)?;
     let mut d_scores = vec![T::zero(); alpha.len()];
     for i in 0..pattern.num_dst {
         for e in pattern.row(i) {

@@ -15,12 +15,7 @@ use crate::{Dims, Pattern, RefError};
 ///
 /// Returns `out`, `[num_dst, H, F]`: `out[i,h,:] = Σ_{e in row i} alpha[e,h] · v[j_e,h,:]`, summed
 /// in edge order; empty rows give 0.
-pub fn spmm<T: Float>(
-    pattern: &Pattern<'_>,
-    dims: Dims,
-    alpha: &[T],
-    v: &[T],
-) -> Result<Vec<T>, RefError> {
+pub fn spmm<T: Float>(pattern: &Pattern<'_>, dims: Dims, alpha: &[T], v: &[T]) -> Result<Vec<T>, RefError> {
     const OP: &str = "spmm";
     pattern.validate()?;
     dims.validate(OP)?;
@@ -32,11 +27,7 @@ pub fn spmm<T: Float>(
         for e in pattern.row(i) {
             let j = pattern.col(e);
             for h in 0..heads {
-                axpy(
-                    alpha[e * heads + h],
-                    dims.at(v, j, h),
-                    dims.at_mut(&mut out, i, h),
-                );
+                axpy(alpha[e * heads + h], dims.at(v, j, h), dims.at_mut(&mut out, i, h));
             }
         }
     }

@@ -6,17 +6,14 @@ use dfgnn_reference::{
 };
 
 use crate::common::{
-    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, max_abs, rng,
-    test_graphs, uniform,
+    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, max_abs, rng, test_graphs, uniform,
 };
 
 const BETA: f64 = 1.7;
 
 #[test]
 fn agnn_gradients_match_central_differences() {
-    let square = test_graphs(70)
-        .into_iter()
-        .filter(|g| g.num_dst == g.num_src);
+    let square = test_graphs(70).into_iter().filter(|g| g.num_dst == g.num_src);
     for (gi, g) in square.enumerate() {
         let p = g.pattern();
         for dims in DIMS {
@@ -29,19 +26,11 @@ fn agnn_gradients_match_central_differences() {
             assert_gradient(&format!("{ctx}: dh"), &h, &grads.dh, &d_out, |x| {
                 agnn_forward(&p, dims, x, BETA).unwrap().out
             });
-            assert_gradient(
-                &format!("{ctx}: d_beta"),
-                &[BETA],
-                &[grads.d_beta],
-                &d_out,
-                |b| agnn_forward(&p, dims, &h, b[0]).unwrap().out,
-            );
+            assert_gradient(&format!("{ctx}: d_beta"), &[BETA], &[grads.d_beta], &d_out, |b| {
+                agnn_forward(&p, dims, &h, b[0]).unwrap().out
+            });
             // The β check is not vacuous: d_beta is clearly non-zero in every configuration.
-            assert!(
-                grads.d_beta.abs() > 1e-4,
-                "{ctx}: d_beta = {}",
-                grads.d_beta
-            );
+            assert!(grads.d_beta.abs() > 1e-4, "{ctx}: d_beta = {}", grads.d_beta);
         }
     }
 }
@@ -104,9 +93,7 @@ fn normalisation_gradient_matches_central_differences() {
     let h = uniform(&mut r, dense_len(5, dims));
     let d_hn = uniform(&mut r, dense_len(5, dims));
     let dh = l2_normalize_backward(5, dims, &h, &d_hn).unwrap();
-    assert_gradient("l2_normalize", &h, &dh, &d_hn, |x| {
-        l2_normalize(5, dims, x).unwrap().hn
-    });
+    assert_gradient("l2_normalize", &h, &dh, &d_hn, |x| l2_normalize(5, dims, x).unwrap().hn);
 }
 
 #[test]
@@ -115,22 +102,9 @@ fn agnn_rejects_a_bipartite_pattern() {
     let dims = Dims { heads: 1, feat: 2 };
     let h = vec![0.5; dense_len(5, dims)];
     let err = agnn_forward(&g.pattern(), dims, &h, 1.0).unwrap_err();
-    assert_eq!(
-        err,
-        RefError::NotSquare {
-            op: "agnn_forward",
-            num_dst: 5,
-            num_src: 4
-        }
-    );
+    assert_eq!(err, RefError::NotSquare { op: "agnn_forward", num_dst: 5, num_src: 4 });
     let z = vec![0.0; dense_len(5, dims)];
     let lse = vec![0.0; 5];
     let err = agnn_backward(&g.pattern(), dims, &h, 1.0, &z, &lse, &z).unwrap_err();
-    assert!(matches!(
-        err,
-        RefError::NotSquare {
-            op: "agnn_backward",
-            ..
-        }
-    ));
+    assert!(matches!(err, RefError::NotSquare { op: "agnn_backward", .. }));
 }

@@ -7,11 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// The (heads, feat) shapes every model is checked with.
-pub const DIMS: [Dims; 3] = [
-    Dims { heads: 1, feat: 1 },
-    Dims { heads: 2, feat: 3 },
-    Dims { heads: 3, feat: 7 },
-];
+pub const DIMS: [Dims; 3] = [Dims { heads: 1, feat: 1 }, Dims { heads: 2, feat: 3 }, Dims { heads: 3, feat: 7 }];
 
 /// An owned CSR graph, rows = destinations.
 #[derive(Debug, Clone)]
@@ -31,22 +27,14 @@ impl Graph {
             columns.extend_from_slice(row);
             offsets.push(columns.len() as u64);
         }
-        Self {
-            num_dst: rows.len(),
-            num_src,
-            offsets,
-            columns,
-        }
+        Self { num_dst: rows.len(), num_src, offsets, columns }
     }
 
     /// A random graph with one super row (3·num_src + 5 edges, so it must repeat columns), about
     /// a quarter of the rows empty (at least one), self loops on every third row of a square
     /// graph, and one explicitly duplicated edge in an ordinary row.
     pub fn random(seed: u64, num_dst: usize, num_src: usize) -> Self {
-        assert!(
-            num_dst >= 4 && num_src >= 1,
-            "too small for the corner cases"
-        );
+        assert!(num_dst >= 4 && num_src >= 1, "too small for the corner cases");
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let super_row = rng.random_range(0..num_dst);
         let forced_empty = (super_row + 1) % num_dst;
@@ -60,9 +48,7 @@ impl Graph {
             } else {
                 rng.random_range(1..=4)
             };
-            let mut row: Vec<u32> = (0..degree)
-                .map(|_| rng.random_range(0..num_src) as u32)
-                .collect();
+            let mut row: Vec<u32> = (0..degree).map(|_| rng.random_range(0..num_src) as u32).collect();
             if num_dst == num_src && i % 3 == 0 && degree > 0 {
                 row.push(i as u32);
             }
@@ -76,8 +62,7 @@ impl Graph {
     }
 
     pub fn pattern(&self) -> Pattern<'_> {
-        Pattern::new(self.num_dst, self.num_src, &self.offsets, &self.columns)
-            .expect("test graphs should be valid")
+        Pattern::new(self.num_dst, self.num_src, &self.offsets, &self.columns).expect("test graphs should be valid")
     }
 
     pub fn num_edges(&self) -> usize {
@@ -131,22 +116,14 @@ pub fn dense_attention(
     let mut out = vec![0.0; dense_len(g.num_dst, dims)];
     let mut lse = vec![f64::NEG_INFINITY; g.num_dst * hs];
     for i in 0..g.num_dst {
-        let nbrs: Vec<(usize, f64)> = (0..g.num_src)
-            .map(|j| (j, g.multiplicity(i, j) as f64))
-            .filter(|&(_, m)| m > 0.0)
-            .collect();
+        let nbrs: Vec<(usize, f64)> =
+            (0..g.num_src).map(|j| (j, g.multiplicity(i, j) as f64)).filter(|&(_, m)| m > 0.0).collect();
         if nbrs.is_empty() {
             continue;
         }
         for h in 0..hs {
-            let m = nbrs
-                .iter()
-                .map(|&(j, _)| score(i, j, h))
-                .fold(f64::NEG_INFINITY, f64::max);
-            let z: f64 = nbrs
-                .iter()
-                .map(|&(j, c)| c * (score(i, j, h) - m).exp())
-                .sum();
+            let m = nbrs.iter().map(|&(j, _)| score(i, j, h)).fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = nbrs.iter().map(|&(j, c)| c * (score(i, j, h) - m).exp()).sum();
             lse[i * hs + h] = m + z.ln();
             for &(j, c) in &nbrs {
                 let w = c * (score(i, j, h) - m).exp() / z;
@@ -177,12 +154,7 @@ pub const GRAD_TOL: f64 = 1e-6;
 
 /// Central-difference gradient of `L(x) = Σ d_out ⊙ f(x)` compared with `analytic`. Returns
 /// `max |numeric − analytic| / max(max |analytic|, 1e-2)`.
-pub fn gradient_error(
-    x: &[f64],
-    analytic: &[f64],
-    d_out: &[f64],
-    f: impl Fn(&[f64]) -> Vec<f64>,
-) -> f64 {
+pub fn gradient_error(x: &[f64], analytic: &[f64], d_out: &[f64], f: impl Fn(&[f64]) -> Vec<f64>) -> f64 {
     assert_eq!(x.len(), analytic.len(), "gradient length");
     let loss = |x: &[f64]| dot(d_out, &f(x));
     let mut xp = x.to_vec();
@@ -202,18 +174,9 @@ pub fn gradient_error(
 
 /// Asserts that `analytic` is the gradient of `Σ d_out ⊙ f(x)` within [`GRAD_TOL`].
 #[track_caller]
-pub fn assert_gradient(
-    what: &str,
-    x: &[f64],
-    analytic: &[f64],
-    d_out: &[f64],
-    f: impl Fn(&[f64]) -> Vec<f64>,
-) {
+pub fn assert_gradient(what: &str, x: &[f64], analytic: &[f64], d_out: &[f64], f: impl Fn(&[f64]) -> Vec<f64>) {
     let err = gradient_error(x, analytic, d_out, f);
-    assert!(
-        err <= GRAD_TOL,
-        "{what}: relative gradient error {err:e} > {GRAD_TOL:e}"
-    );
+    assert!(err <= GRAD_TOL, "{what}: relative gradient error {err:e} > {GRAD_TOL:e}");
 }
 
 /// Asserts that two arrays agree within `tol` (absolute, elementwise).

@@ -2,13 +2,12 @@
 //! feature case of a square graph, a dense forward oracle, and the LeakyReLU edge scores.
 
 use dfgnn_reference::{
-    Dims, gat_backward, gat_backward_precomputed, gat_edge_scores, gat_forward,
-    gat_forward_precomputed, gat_node_scores,
+    Dims, gat_backward, gat_backward_precomputed, gat_edge_scores, gat_forward, gat_forward_precomputed,
+    gat_node_scores,
 };
 
 use crate::common::{
-    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, max_abs, rng,
-    test_graphs, uniform,
+    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, max_abs, rng, test_graphs, uniform,
 };
 
 const SLOPE: f64 = 0.2;
@@ -27,14 +26,8 @@ fn inputs(g: &Graph, dims: Dims, seed: u64) -> Inputs {
         h: uniform(&mut r, dense_len(g.num_src, dims)),
         h_dst: uniform(&mut r, dense_len(g.num_dst, dims)),
         // Attention vectors of norm ~2 make the scores span both LeakyReLU branches widely.
-        a_dst: uniform(&mut r, dims.heads * dims.feat)
-            .iter()
-            .map(|x| 2.0 * x)
-            .collect(),
-        a_src: uniform(&mut r, dims.heads * dims.feat)
-            .iter()
-            .map(|x| 2.0 * x)
-            .collect(),
+        a_dst: uniform(&mut r, dims.heads * dims.feat).iter().map(|x| 2.0 * x).collect(),
+        a_src: uniform(&mut r, dims.heads * dims.feat).iter().map(|x| 2.0 * x).collect(),
         d_out: uniform(&mut r, dense_len(g.num_dst, dims)),
     }
 }
@@ -47,20 +40,13 @@ fn gat_gradients_match_central_differences() {
             let x = inputs(g, dims, 300 + gi as u64);
             let fwd = gat_forward(&p, dims, &x.h, &x.h_dst, &x.a_dst, &x.a_src, SLOPE).unwrap();
             let (out, lse) = (&fwd.out, &fwd.lse);
-            let grads = gat_backward(
-                &p, dims, &x.h, &x.h_dst, &x.a_dst, &x.a_src, SLOPE, out, lse, &x.d_out,
-            )
-            .unwrap();
+            let grads = gat_backward(&p, dims, &x.h, &x.h_dst, &x.a_dst, &x.a_src, SLOPE, out, lse, &x.d_out).unwrap();
             let ctx = format!("graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
             let run = |h: &[f64], h_dst: &[f64], a_dst: &[f64], a_src: &[f64]| {
-                gat_forward(&p, dims, h, h_dst, a_dst, a_src, SLOPE)
-                    .unwrap()
-                    .out
+                gat_forward(&p, dims, h, h_dst, a_dst, a_src, SLOPE).unwrap().out
             };
             let d = &x.d_out;
-            assert_gradient(&format!("{ctx}: dh"), &x.h, &grads.dh, d, |v| {
-                run(v, &x.h_dst, &x.a_dst, &x.a_src)
-            });
+            assert_gradient(&format!("{ctx}: dh"), &x.h, &grads.dh, d, |v| run(v, &x.h_dst, &x.a_dst, &x.a_src));
             assert_gradient(&format!("{ctx}: dh_dst"), &x.h_dst, &grads.dh_dst, d, |v| {
                 run(&x.h, v, &x.a_dst, &x.a_src)
             });
@@ -70,10 +56,7 @@ fn gat_gradients_match_central_differences() {
             assert_gradient(&format!("{ctx}: da_src"), &x.a_src, &grads.da_src, d, |v| {
                 run(&x.h, &x.h_dst, &x.a_dst, v)
             });
-            assert!(
-                max_abs(&grads.dh) > 1e-2 && max_abs(&grads.da_src) > 1e-3,
-                "{ctx}"
-            );
+            assert!(max_abs(&grads.dh) > 1e-2 && max_abs(&grads.da_src) > 1e-3, "{ctx}");
             // With F = 1 every row may sit on one side of the LeakyReLU kink, where el_i cancels
             // in the row's softmax and dh_dst is legitimately 0.
             if dims.feat > 1 {
@@ -95,23 +78,13 @@ fn gat_precomputed_gradients_match_central_differences() {
             let d_out = uniform(&mut r, dense_len(g.num_dst, dims));
             let fwd = gat_forward_precomputed(&p, dims, &h, &el, &er, SLOPE).unwrap();
             let (out, lse) = (&fwd.out, &fwd.lse);
-            let grads =
-                gat_backward_precomputed(&p, dims, &h, &el, &er, SLOPE, out, lse, &d_out).unwrap();
+            let grads = gat_backward_precomputed(&p, dims, &h, &el, &er, SLOPE, out, lse, &d_out).unwrap();
             let ctx = format!("graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
-            let run = |h: &[f64], el: &[f64], er: &[f64]| {
-                gat_forward_precomputed(&p, dims, h, el, er, SLOPE)
-                    .unwrap()
-                    .out
-            };
-            assert_gradient(&format!("{ctx}: dh"), &h, &grads.dh, &d_out, |v| {
-                run(v, &el, &er)
-            });
-            assert_gradient(&format!("{ctx}: d_el"), &el, &grads.d_el, &d_out, |v| {
-                run(&h, v, &er)
-            });
-            assert_gradient(&format!("{ctx}: d_er"), &er, &grads.d_er, &d_out, |v| {
-                run(&h, &el, v)
-            });
+            let run =
+                |h: &[f64], el: &[f64], er: &[f64]| gat_forward_precomputed(&p, dims, h, el, er, SLOPE).unwrap().out;
+            assert_gradient(&format!("{ctx}: dh"), &h, &grads.dh, &d_out, |v| run(v, &el, &er));
+            assert_gradient(&format!("{ctx}: d_el"), &el, &grads.d_el, &d_out, |v| run(&h, v, &er));
+            assert_gradient(&format!("{ctx}: d_er"), &er, &grads.d_er, &d_out, |v| run(&h, &el, v));
             assert!(max_abs(&grads.d_er) > 1e-3);
         }
     }
@@ -124,20 +97,10 @@ fn square_graph_with_shared_features_sums_both_paths() {
     let dims = Dims { heads: 2, feat: 3 };
     let x = inputs(&g, dims, 51);
     let fwd = gat_forward(&p, dims, &x.h, &x.h, &x.a_dst, &x.a_src, SLOPE).unwrap();
-    let grads = gat_backward(
-        &p, dims, &x.h, &x.h, &x.a_dst, &x.a_src, SLOPE, &fwd.out, &fwd.lse, &x.d_out,
-    )
-    .unwrap();
-    let total: Vec<f64> = grads
-        .dh
-        .iter()
-        .zip(&grads.dh_dst)
-        .map(|(a, b)| a + b)
-        .collect();
+    let grads = gat_backward(&p, dims, &x.h, &x.h, &x.a_dst, &x.a_src, SLOPE, &fwd.out, &fwd.lse, &x.d_out).unwrap();
+    let total: Vec<f64> = grads.dh.iter().zip(&grads.dh_dst).map(|(a, b)| a + b).collect();
     assert_gradient("shared h", &x.h, &total, &x.d_out, |h| {
-        gat_forward(&p, dims, h, h, &x.a_dst, &x.a_src, SLOPE)
-            .unwrap()
-            .out
+        gat_forward(&p, dims, h, h, &x.a_dst, &x.a_src, SLOPE).unwrap().out
     });
 }
 
@@ -151,15 +114,10 @@ fn gat_forward_matches_dense_attention_and_the_precomputed_variant() {
             let el = gat_node_scores(g.num_dst, dims, &x.h_dst, &x.a_dst).unwrap();
             let er = gat_node_scores(g.num_src, dims, &x.h, &x.a_src).unwrap();
             let pre = gat_forward_precomputed(&p, dims, &x.h, &el, &er, SLOPE).unwrap();
-            assert_eq!(
-                fwd, pre,
-                "the full model is the precomputed one after the node scores"
-            );
+            assert_eq!(fwd, pre, "the full model is the precomputed one after the node scores");
             let (hs, f) = (dims.heads, dims.feat);
             let node_dot = |feats: &[f64], a: &[f64], n: usize, h: usize| -> f64 {
-                (0..f)
-                    .map(|t| feats[(n * hs + h) * f + t] * a[h * f + t])
-                    .sum()
+                (0..f).map(|t| feats[(n * hs + h) * f + t] * a[h * f + t]).sum()
             };
             let score = |i, j, h| {
                 let z = node_dot(&x.h_dst, &x.a_dst, i, h) + node_dot(&x.h, &x.a_src, j, h);

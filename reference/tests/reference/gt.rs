@@ -4,8 +4,7 @@
 use dfgnn_reference::{Dims, default_gt_scale, gt_backward, gt_forward};
 
 use crate::common::{
-    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, dot, max_abs, rng,
-    test_graphs, uniform,
+    DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, dot, max_abs, rng, test_graphs, uniform,
 };
 
 /// Random q, k, v and d_out for `g`.
@@ -30,21 +29,11 @@ fn gt_gradients_match_central_differences() {
             let fwd = gt_forward(&p, dims, &q, &k, &v, c).unwrap();
             let grads = gt_backward(&p, dims, &q, &k, &v, c, &fwd.out, &fwd.lse, &d_out).unwrap();
             let ctx = format!("graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
-            assert!(
-                max_abs(&grads.dq) > 1e-3 && max_abs(&grads.dk) > 1e-3,
-                "{ctx}"
-            );
-            let out =
-                |q: &[f64], k: &[f64], v: &[f64]| gt_forward(&p, dims, q, k, v, c).unwrap().out;
-            assert_gradient(&format!("{ctx}: dq"), &q, &grads.dq, &d_out, |x| {
-                out(x, &k, &v)
-            });
-            assert_gradient(&format!("{ctx}: dk"), &k, &grads.dk, &d_out, |x| {
-                out(&q, x, &v)
-            });
-            assert_gradient(&format!("{ctx}: dv"), &v, &grads.dv, &d_out, |x| {
-                out(&q, &k, x)
-            });
+            assert!(max_abs(&grads.dq) > 1e-3 && max_abs(&grads.dk) > 1e-3, "{ctx}");
+            let out = |q: &[f64], k: &[f64], v: &[f64]| gt_forward(&p, dims, q, k, v, c).unwrap().out;
+            assert_gradient(&format!("{ctx}: dq"), &q, &grads.dq, &d_out, |x| out(x, &k, &v));
+            assert_gradient(&format!("{ctx}: dk"), &k, &grads.dk, &d_out, |x| out(&q, x, &v));
+            assert_gradient(&format!("{ctx}: dv"), &v, &grads.dv, &d_out, |x| out(&q, &k, x));
         }
     }
 }
@@ -61,17 +50,11 @@ fn gradient_check_rejects_a_wrong_gradient() {
     let mut wrong = grads.dq.clone();
     wrong[1] += 1e-4 * max_abs(&grads.dq);
     let err = crate::common::gradient_error(&q, &wrong, &d_out, out);
-    assert!(
-        err > 1e-5,
-        "a perturbed gradient passed the check (error {err:e})"
-    );
+    assert!(err > 1e-5, "a perturbed gradient passed the check (error {err:e})");
     // The same check with the gradient at another scale must fail too.
     let scaled: Vec<f64> = grads.dq.iter().map(|x| 1.01 * x).collect();
     let err = crate::common::gradient_error(&q, &scaled, &d_out, out);
-    assert!(
-        err > 1e-3,
-        "a scaled gradient passed the check (error {err:e})"
-    );
+    assert!(err > 1e-3, "a scaled gradient passed the check (error {err:e})");
 }
 
 #[test]
@@ -83,9 +66,7 @@ fn gt_forward_matches_dense_attention() {
             let [q, k, v, _] = inputs(g, dims, 200 + gi as u64);
             let fwd = gt_forward(&p, dims, &q, &k, &v, c).unwrap();
             let f = dims.feat;
-            let at = |x: &[f64], n: usize, h: usize| -> Vec<f64> {
-                x[(n * dims.heads + h) * f..][..f].to_vec()
-            };
+            let at = |x: &[f64], n: usize, h: usize| -> Vec<f64> { x[(n * dims.heads + h) * f..][..f].to_vec() };
             let score = |i, j, h| c * dot(&at(&q, i, h), &at(&k, j, h));
             let (out, lse) = dense_attention(g, dims, score, &v);
             assert_close("out", &fwd.out, &out, 1e-12);

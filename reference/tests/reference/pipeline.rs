@@ -8,17 +8,12 @@ use dfgnn_reference::{
 };
 use sprs::prod::{mul_acc_mat_vec_csc, mul_acc_mat_vec_csr};
 
-use crate::common::{
-    Graph, assert_close, assert_gradient, dense_len, max_abs, rng, test_graphs, uniform,
-};
+use crate::common::{Graph, assert_close, assert_gradient, dense_len, max_abs, rng, test_graphs, uniform};
 
 /// A graph with every corner case and random `[E, H]` scores.
 fn scored_graph(seed: u64, heads: usize) -> (Graph, Vec<f64>) {
     let g = Graph::random(seed, 9, 7);
-    let scores = uniform(&mut rng(seed + 1), g.num_edges() * heads)
-        .iter()
-        .map(|s| 4.0 * s)
-        .collect();
+    let scores = uniform(&mut rng(seed + 1), g.num_edges() * heads).iter().map(|s| 4.0 * s).collect();
     (g, scores)
 }
 
@@ -27,19 +22,13 @@ fn generated_graphs_have_every_corner_case() {
     for g in test_graphs(1) {
         let degrees: Vec<usize> = (0..g.num_dst).map(|i| g.row(i).len()).collect();
         assert!(degrees.contains(&0), "an empty row");
-        assert!(
-            *degrees.iter().max().unwrap() > 3 * g.num_src,
-            "a super node"
-        );
+        assert!(*degrees.iter().max().unwrap() > 3 * g.num_src, "a super node");
         let has_dup = (0..g.num_dst)
             .filter(|&i| i != degrees.iter().position(|&d| d > 3 * g.num_src).unwrap())
             .any(|i| (0..g.num_src).any(|j| g.multiplicity(i, j) > 1));
         assert!(has_dup, "a duplicate edge outside the super node");
         if g.num_dst == g.num_src {
-            assert!(
-                (0..g.num_dst).any(|i| g.multiplicity(i, i) > 0),
-                "a self loop"
-            );
+            assert!((0..g.num_dst).any(|i| g.multiplicity(i, i) > 0), "a self loop");
         }
     }
 }
@@ -56,9 +45,7 @@ fn sddmm_is_the_scaled_dot_product_of_each_edge() {
     for i in 0..g.num_dst {
         for &j in g.row(i) {
             for h in 0..2 {
-                let want: f64 = (0..3)
-                    .map(|f| q[(i * 2 + h) * 3 + f] * k[(j as usize * 2 + h) * 3 + f])
-                    .sum();
+                let want: f64 = (0..3).map(|f| q[(i * 2 + h) * 3 + f] * k[(j as usize * 2 + h) * 3 + f]).sum();
                 assert!((s[e * 2 + h] - 0.5 * want).abs() < 1e-15);
             }
             e += 1;
@@ -124,12 +111,7 @@ fn softmax_handles_huge_and_minus_infinite_scores() {
     let scores = [1000.0, 999.0, -1000.0, inf, inf, 5.0];
     let (alpha, lse) = row_softmax(&g.pattern(), 1, &scores).unwrap();
     let z = 1.0 + (-1.0f64).exp();
-    assert_close(
-        "huge row",
-        &alpha[..3],
-        &[1.0 / z, (-1.0f64).exp() / z, 0.0],
-        1e-15,
-    );
+    assert_close("huge row", &alpha[..3], &[1.0 / z, (-1.0f64).exp() / z, 0.0], 1e-15);
     assert!((lse[0] - (1000.0 + z.ln())).abs() < 1e-12);
     // A row whose scores are all −∞ behaves like an empty row instead of giving NaN.
     assert_eq!(&alpha[3..5], &[0.0, 0.0]);
@@ -158,9 +140,7 @@ fn softmax_backward_matches_central_differences_and_the_delta_form() {
     let w = uniform(&mut rng(8), scores.len());
     let (alpha, _) = row_softmax(&p, heads, &scores).unwrap();
     let ds = row_softmax_backward(&p, heads, &alpha, &w).unwrap();
-    assert_gradient("softmax", &scores, &ds, &w, |s| {
-        row_softmax(&p, heads, s).unwrap().0
-    });
+    assert_gradient("softmax", &scores, &ds, &w, |s| row_softmax(&p, heads, s).unwrap().0);
     assert!(max_abs(&ds) > 1e-2);
     // With d_alpha = dO·v and D = dO·(Σ alpha v), the delta form gives the same ds.
     let dims = Dims { heads, feat: 3 };
@@ -187,26 +167,16 @@ fn sddmm_and_spmm_backward_match_central_differences() {
     let w = uniform(&mut r, g.num_edges() * 3);
     let d_out = uniform(&mut r, dense_len(8, dims));
     let sd = sddmm_backward(&p, dims, &q, &k, &w, 0.3).unwrap();
-    assert_gradient("sddmm dq", &q, &sd.dq, &w, |x| {
-        sddmm_dot(&p, dims, x, &k, 0.3).unwrap()
-    });
-    assert_gradient("sddmm dk", &k, &sd.dk, &w, |x| {
-        sddmm_dot(&p, dims, &q, x, 0.3).unwrap()
-    });
+    assert_gradient("sddmm dq", &q, &sd.dq, &w, |x| sddmm_dot(&p, dims, x, &k, 0.3).unwrap());
+    assert_gradient("sddmm dk", &k, &sd.dk, &w, |x| sddmm_dot(&p, dims, &q, x, 0.3).unwrap());
     let sp = spmm_backward(&p, dims, &alpha, &k, &d_out).unwrap();
-    assert_gradient("spmm d_alpha", &alpha, &sp.d_alpha, &d_out, |x| {
-        spmm(&p, dims, x, &k).unwrap()
-    });
-    assert_gradient("spmm dv", &k, &sp.dv, &d_out, |x| {
-        spmm(&p, dims, &alpha, x).unwrap()
-    });
+    assert_gradient("spmm d_alpha", &alpha, &sp.d_alpha, &d_out, |x| spmm(&p, dims, x, &k).unwrap());
+    assert_gradient("spmm dv", &k, &sp.dv, &d_out, |x| spmm(&p, dims, &alpha, x).unwrap());
 }
 
 /// Column `(h, f)` of an `[n, H, F]` array.
 fn column(x: &[f64], n: usize, dims: Dims, h: usize, f: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| x[(i * dims.heads + h) * dims.feat + f])
-        .collect()
+    (0..n).map(|i| x[(i * dims.heads + h) * dims.feat + f]).collect()
 }
 
 #[test]
@@ -224,10 +194,7 @@ fn spmm_and_its_column_pass_match_sprs_products() {
         for h in 0..dims.heads {
             let a = attention_csmat(&p, dims.heads, h, &alpha).unwrap();
             assert_eq!(a.shape(), (g.num_dst, g.num_src));
-            assert!(
-                a.nnz() < g.num_edges(),
-                "sprs should merge the duplicate edges"
-            );
+            assert!(a.nnz() < g.num_edges(), "sprs should merge the duplicate edges");
             for f in 0..dims.feat {
                 let mut want = vec![0.0; g.num_dst];
                 mul_acc_mat_vec_csr(a.view(), column(&v, g.num_src, dims, h, f), &mut want);

@@ -2,8 +2,8 @@
 //! semantics of the precision helpers.
 
 use dfgnn_reference::{
-    Dims, NAIVE_ERROR_FACTOR, agnn_backward, agnn_forward, default_gt_scale, downcast,
-    gat_backward, gat_forward, gt_backward, gt_forward, max_abs_diff, naive_error_bound, upcast,
+    Dims, NAIVE_ERROR_FACTOR, agnn_backward, agnn_forward, default_gt_scale, downcast, gat_backward, gat_forward,
+    gt_backward, gt_forward, max_abs_diff, naive_error_bound, upcast,
 };
 
 use crate::common::{Graph, dense_len, rng, uniform};
@@ -12,10 +12,7 @@ use crate::common::{Graph, dense_len, rng, uniform};
 #[track_caller]
 fn assert_naive_error(what: &str, naive: &[f32], oracle: &[f64], bound: f64) {
     let err = max_abs_diff(naive, oracle);
-    assert!(
-        err > 0.0,
-        "{what}: f32 and f64 agree exactly; the baseline would be 0"
-    );
+    assert!(err > 0.0, "{what}: f32 and f64 agree exactly; the baseline would be 0");
     assert!(err < bound, "{what}: naive f32 error {err:e} >= {bound:e}");
 }
 
@@ -40,18 +37,7 @@ fn naive_f32_differs_from_f64_by_a_small_nonzero_amount() {
     assert_naive_error("gt out", &f32_gt.out, &f64_gt.out, 1e-5);
     assert_naive_error("gt lse", &f32_gt.lse, &f64_gt.lse, 1e-5);
     let g64 = gt_backward(&p, dims, &q, &k, &v, c, &f64_gt.out, &f64_gt.lse, &d_out).unwrap();
-    let g32 = gt_backward(
-        &p,
-        dims,
-        &q32,
-        &k32,
-        &v32,
-        c as f32,
-        &f32_gt.out,
-        &f32_gt.lse,
-        &d32,
-    )
-    .unwrap();
+    let g32 = gt_backward(&p, dims, &q32, &k32, &v32, c as f32, &f32_gt.out, &f32_gt.lse, &d32).unwrap();
     assert_naive_error("gt dq", &g32.dq, &g64.dq, 1e-5);
     assert_naive_error("gt dk", &g32.dk, &g64.dk, 1e-5);
     assert_naive_error("gt dv", &g32.dv, &g64.dv, 1e-5);
@@ -91,10 +77,7 @@ fn max_abs_diff_counts_disagreements_without_a_finite_difference_as_infinite() {
     assert_eq!(max_abs_diff(&[f32::INFINITY], &[inf]), 0.0);
     assert_eq!(max_abs_diff(&[f32::INFINITY], &[-inf]), inf);
     assert_eq!(max_abs_diff(&[f32::NEG_INFINITY], &[1e300]), inf);
-    assert_eq!(
-        max_abs_diff(&[0.1f32], &[0.1]),
-        (f64::from(0.1f32) - 0.1).abs()
-    );
+    assert_eq!(max_abs_diff(&[0.1f32], &[0.1]), (f64::from(0.1f32) - 0.1).abs());
     assert_eq!(max_abs_diff(&[0.5f64, 0.25], &[0.5, 0.5]), 0.25);
 }
 

@@ -51,15 +51,9 @@ impl LaneMap {
     #[inline(always)]
     pub fn slot(&self, s: u32, lane: u32, head0: u32, heads: u32, vectors_per_head: u32) -> Slot {
         let lane_in_edge = lane % self.edge_width;
-        let head = head0
-            + (s / self.slots_per_head) * (self.edge_width / self.group)
-            + lane_in_edge / self.group;
+        let head = head0 + (s / self.slots_per_head) * (self.edge_width / self.group) + lane_in_edge / self.group;
         let vector = (s % self.slots_per_head) * self.group + lane_in_edge % self.group;
-        Slot {
-            head,
-            vector,
-            active: head < heads && vector < vectors_per_head && head < head0 + self.heads_per_pass,
-        }
+        Slot { head, vector, active: head < heads && vector < vectors_per_head && head < head0 + self.heads_per_pass }
     }
 
     /// This lane's edge group.

@@ -30,31 +30,13 @@ pub fn this_warp(offsets: &GSlice<u64>, units: &Units) -> Option<Work> {
     if unit >= units.num_units {
         return None;
     }
-    let row = if units.unit_rows.is_empty() {
-        unit
-    } else {
-        units.unit_rows.load(unit as usize)
-    };
+    let row = if units.unit_rows.is_empty() { unit } else { units.unit_rows.load(unit as usize) };
     let (first, last) = (offsets.load(row as usize), offsets.load(row as usize + 1));
     if units.chunk_edges == 0 {
-        return Some(Work {
-            unit,
-            row,
-            start: first,
-            end: last,
-            split: false,
-            chunk: 0,
-        });
+        return Some(Work { unit, row, start: first, end: last, split: false, chunk: 0 });
     }
     let chunk = units.unit_chunks.load(unit as usize);
     let start = first + chunk as u64 * units.chunk_edges as u64;
     let end = (start + units.chunk_edges as u64).min(last);
-    Some(Work {
-        unit,
-        row,
-        start,
-        end,
-        split: true,
-        chunk,
-    })
+    Some(Work { unit, row, start, end, split: true, chunk })
 }

@@ -10,21 +10,13 @@ use crate::simt::math;
 /// both are −∞ (nothing seen yet), which `2^(−∞ − −∞)` would make NaN.
 #[inline(always)]
 pub fn rescale_factor(old: f32, new: f32) -> f32 {
-    if new == f32::NEG_INFINITY {
-        1.0
-    } else {
-        math::exp2(old - new)
-    }
+    if new == f32::NEG_INFINITY { 1.0 } else { math::exp2(old - new) }
 }
 
 /// `2^(s − m)` for a score `s` of a state with maximum `m`; 0 for a masked score (−∞).
 #[inline(always)]
 pub fn weight(s: f32, m: f32) -> f32 {
-    if s == f32::NEG_INFINITY {
-        0.0
-    } else {
-        math::exp2(s - m)
-    }
+    if s == f32::NEG_INFINITY { 0.0 } else { math::exp2(s - m) }
 }
 
 /// Merges state `(m_b, l_b)` into `(m_a, l_a)`; returns the merged `(m, l)` and the factors that
@@ -39,9 +31,5 @@ pub fn merge(m_a: f32, l_a: f32, m_b: f32, l_b: f32) -> (f32, f32, f32, f32) {
 /// The natural log-sum-exp of a finished state: `(m + log2 l)·ln 2`, or −∞ for an empty one.
 #[inline(always)]
 pub fn log_sum_exp(m: f32, l: f32) -> f32 {
-    if l > 0.0 {
-        (m + math::log2(l)) * math::LN_2
-    } else {
-        f32::NEG_INFINITY
-    }
+    if l > 0.0 { (m + math::log2(l)) * math::LN_2 } else { f32::NEG_INFINITY }
 }

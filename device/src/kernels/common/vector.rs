@@ -62,12 +62,7 @@ impl Vector for F4 {
     #[inline(always)]
     fn mul_add(self, s: f32, acc: Self) -> Self {
         let (a, c) = (self.0, acc.0);
-        F4([
-            c[0] + s * a[0],
-            c[1] + s * a[1],
-            c[2] + s * a[2],
-            c[3] + s * a[3],
-        ])
+        F4([c[0] + s * a[0], c[1] + s * a[1], c[2] + s * a[2], c[3] + s * a[3]])
     }
     #[inline(always)]
     fn scale(self, s: f32) -> Self {

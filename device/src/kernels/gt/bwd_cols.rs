@@ -31,12 +31,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
     let map = p.shape.lanes;
     let heads = p.shape.heads;
     let fv = p.shape.feat / V::WIDTH as u32;
-    let (q, k, v, d_out) = (
-        p.q.cast::<V>(),
-        p.k.cast::<V>(),
-        p.v.cast::<V>(),
-        p.d_out.cast::<V>(),
-    );
+    let (q, k, v, d_out) = (p.q.cast::<V>(), p.k.cast::<V>(), p.v.cast::<V>(), p.d_out.cast::<V>());
     let group = map.edge_group(lane);
     let groups = map.edge_groups();
     let scale_log2 = p.scale * math::LOG2_E;
@@ -47,23 +42,12 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
 
     let mut head0 = 0;
     while head0 < heads {
-        let slots: [Slot; SLOTS] =
-            core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
         // Prologue: this source node's key and value.
-        let kj: [V; SLOTS] = core::array::from_fn(|s| {
-            if slots[s].active {
-                k.load(at(work.row, slots[s]))
-            } else {
-                V::zero()
-            }
-        });
-        let vj: [V; SLOTS] = core::array::from_fn(|s| {
-            if slots[s].active {
-                v.load(at(work.row, slots[s]))
-            } else {
-                V::zero()
-            }
-        });
+        let kj: [V; SLOTS] =
+            core::array::from_fn(|s| if slots[s].active { k.load(at(work.row, slots[s])) } else { V::zero() });
+        let vj: [V; SLOTS] =
+            core::array::from_fn(|s| if slots[s].active { v.load(at(work.row, slots[s])) } else { V::zero() });
         let mut dk = [V::zero(); SLOTS];
         let mut dv = [V::zero(); SLOTS];
 
@@ -96,8 +80,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                     unroll!(SLOTS, |s| {
                         if slots[s].active {
                             let i = scalar(rows[c], slots[s]);
-                            let alpha =
-                                math::exp2(scale_log2 * qk[s] - p.lse.load(i) * math::LOG2_E);
+                            let alpha = math::exp2(scale_log2 * qk[s] - p.lse.load(i) * math::LOG2_E);
                             let ds = alpha * (dov[s] - p.delta.load(i));
                             dk[s] = queries[c][s].mul_add(ds, dk[s]);
                             dv[s] = grads[c][s].mul_add(alpha, dv[s]);
@@ -127,8 +110,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                         p.partial_dk.cast::<V>().store(at(work.unit, slot), dk[s]);
                         p.partial_dv.cast::<V>().store(at(work.unit, slot), dv[s]);
                     } else {
-                        p.dk.cast::<V>()
-                            .store(at(work.row, slot), dk[s].scale(p.scale));
+                        p.dk.cast::<V>().store(at(work.row, slot), dk[s].scale(p.scale));
                         p.dv.cast::<V>().store(at(work.row, slot), dv[s]);
                     }
                 }

@@ -43,14 +43,9 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
 
     let mut head0 = 0;
     while head0 < heads {
-        let slots: [Slot; SLOTS] =
-            core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
         let load = |x: &simt::GSlice<V>, s: usize| {
-            if slots[s].active {
-                x.load(at(work.row, slots[s]))
-            } else {
-                V::zero()
-            }
+            if slots[s].active { x.load(at(work.row, slots[s])) } else { V::zero() }
         };
         // Prologue: q, dO and D = dO·o of this row; lse in base-2 units.
         let qi: [V; SLOTS] = core::array::from_fn(|s| load(&q, s));
@@ -58,11 +53,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
         let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(load(&out, s)));
         map.head_sum(&mut delta);
         let lse2: [f32; SLOTS] = core::array::from_fn(|s| {
-            if slots[s].active {
-                p.lse.load(scalar(work.row, slots[s])) * math::LOG2_E
-            } else {
-                0.0
-            }
+            if slots[s].active { p.lse.load(scalar(work.row, slots[s])) * math::LOG2_E } else { 0.0 }
         });
         if group == 0 && work.chunk == 0 {
             unroll!(SLOTS, |s| {
@@ -129,8 +120,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                     if work.split {
                         p.partial.cast::<V>().store(at(work.unit, slot), dq[s]);
                     } else {
-                        p.dq.cast::<V>()
-                            .store(at(work.row, slot), dq[s].scale(p.scale));
+                        p.dq.cast::<V>().store(at(work.row, slot), dq[s].scale(p.scale));
                     }
                     if slot.vector == 0 && !p.ds_dot.is_empty() {
                         p.ds_dot.store(scalar(node, slot), ds_dot[s]);

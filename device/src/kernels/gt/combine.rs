@@ -22,11 +22,7 @@ fn this_row(p: &GtCombineParams) -> Option<(u32, usize, usize)> {
         return None;
     }
     let row = p.rows.load(r as usize);
-    Some((
-        row,
-        p.first_unit.load(r as usize) as usize,
-        p.first_unit.load(r as usize + 1) as usize,
-    ))
+    Some((row, p.first_unit.load(r as usize) as usize, p.first_unit.load(r as usize + 1) as usize))
 }
 
 kernel! {

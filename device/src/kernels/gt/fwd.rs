@@ -45,15 +45,10 @@ pub fn forward<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtFwdParam
 
     let mut head0 = 0;
     while head0 < heads {
-        let slots: [Slot; SLOTS] =
-            core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
         // Prologue: this row's queries, pre-scaled into base-2 score units.
         let qs: [V; SLOTS] = core::array::from_fn(|s| {
-            if slots[s].active {
-                q.load(at(work.row, slots[s])).scale(p.scale_log2)
-            } else {
-                V::zero()
-            }
+            if slots[s].active { q.load(at(work.row, slots[s])).scale(p.scale_log2) } else { V::zero() }
         });
         let mut m = [f32::NEG_INFINITY; SLOTS];
         let mut l = [0.0f32; SLOTS];
@@ -135,9 +130,7 @@ pub fn forward<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtFwdParam
                         }
                     } else {
                         let inv = if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 };
-                        p.out
-                            .cast::<V>()
-                            .store(at(work.row, slot), acc[s].scale(inv));
+                        p.out.cast::<V>().store(at(work.row, slot), acc[s].scale(inv));
                         if slot.vector == 0 {
                             p.lse.store(scalar(work.row), log_sum_exp(m[s], l[s]));
                         }

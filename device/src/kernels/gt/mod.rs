@@ -11,13 +11,15 @@ mod bwd_cols;
 mod bwd_rows;
 pub mod combine;
 mod fwd;
+mod group;
 
 pub use bwd_cols::backward_cols;
 pub use bwd_rows::backward_rows;
 pub use combine::*;
 pub use fwd::forward;
+pub use group::forward_group;
 
-use crate::abi::{GtBwdColsParams, GtBwdRowsParams, GtFwdParams};
+use crate::abi::{GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams};
 use crate::kernel;
 use crate::simt::F4;
 
@@ -64,6 +66,14 @@ instantiate! {
     GT_FWD_W4_S2, gt_fwd_w4_s2, forward, GtFwdParams, F4, 2, 4;
     GT_FWD_W4_S4, gt_fwd_w4_s4, forward, GtFwdParams, F4, 4, 2;
     GT_FWD_W4_S8, gt_fwd_w4_s8, forward, GtFwdParams, F4, 8, 1;
+    GT_GROUP_W1_S1, gt_group_w1_s1, forward_group, GtGroupParams, f32, 1, 4;
+    GT_GROUP_W1_S2, gt_group_w1_s2, forward_group, GtGroupParams, f32, 2, 4;
+    GT_GROUP_W1_S4, gt_group_w1_s4, forward_group, GtGroupParams, f32, 4, 2;
+    GT_GROUP_W1_S8, gt_group_w1_s8, forward_group, GtGroupParams, f32, 8, 1;
+    GT_GROUP_W4_S1, gt_group_w4_s1, forward_group, GtGroupParams, F4, 1, 4;
+    GT_GROUP_W4_S2, gt_group_w4_s2, forward_group, GtGroupParams, F4, 2, 4;
+    GT_GROUP_W4_S4, gt_group_w4_s4, forward_group, GtGroupParams, F4, 4, 2;
+    GT_GROUP_W4_S8, gt_group_w4_s8, forward_group, GtGroupParams, F4, 8, 1;
     GT_BWD_ROWS_W1_S1, gt_bwd_rows_w1_s1, backward_rows, GtBwdRowsParams, f32, 1, 4;
     GT_BWD_ROWS_W1_S2, gt_bwd_rows_w1_s2, backward_rows, GtBwdRowsParams, f32, 2, 4;
     GT_BWD_ROWS_W1_S4, gt_bwd_rows_w1_s4, backward_rows, GtBwdRowsParams, f32, 4, 2;
@@ -91,6 +101,19 @@ pub const FWD: [Option<crate::simt::KernelRef<GtFwdParams>>; 8] = [
     Some(GT_FWD_W4_S2),
     Some(GT_FWD_W4_S4),
     Some(GT_FWD_W4_S8),
+];
+
+/// The `row_group` forward kernels, by [`variant_index`].
+#[cfg(not(target_arch = "nvptx64"))]
+pub const GROUP: [Option<crate::simt::KernelRef<GtGroupParams>>; 8] = [
+    Some(GT_GROUP_W1_S1),
+    Some(GT_GROUP_W1_S2),
+    Some(GT_GROUP_W1_S4),
+    Some(GT_GROUP_W1_S8),
+    Some(GT_GROUP_W4_S1),
+    Some(GT_GROUP_W4_S2),
+    Some(GT_GROUP_W4_S4),
+    Some(GT_GROUP_W4_S8),
 ];
 
 /// The row-pass kernels, by [`variant_index`]. There is none for `F4` with 8 slots: the row and

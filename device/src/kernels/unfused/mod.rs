@@ -109,14 +109,7 @@ pub(crate) fn group_max(value: f32, width: u32) -> f32 {
 /// no item passes an empty range). `l == 0` exactly when the row is empty or all its scores are
 /// `−∞`; otherwise `l ≥ 1`.
 #[inline(always)]
-pub(crate) fn row_stats(
-    scores: GSlice<f32>,
-    start: u64,
-    end: u64,
-    h: u64,
-    heads: u64,
-    g: &Groups,
-) -> (f32, f32) {
+pub(crate) fn row_stats(scores: GSlice<f32>, start: u64, end: u64, h: u64, heads: u64, g: &Groups) -> (f32, f32) {
     // The row maximum.
     let mut m = f32::NEG_INFINITY;
     let mut e = start + g.lane as u64;
@@ -197,12 +190,7 @@ impl Feat for F4 {
     #[inline(always)]
     fn axpy(acc: Self, w: f32, x: Self) -> Self {
         let (a, x) = (acc.0, x.0);
-        F4([
-            math::fma(w, x[0], a[0]),
-            math::fma(w, x[1], a[1]),
-            math::fma(w, x[2], a[2]),
-            math::fma(w, x[3], a[3]),
-        ])
+        F4([math::fma(w, x[0], a[0]), math::fma(w, x[1], a[1]), math::fma(w, x[2], a[2]), math::fma(w, x[3], a[3])])
     }
     #[inline(always)]
     fn dot_acc(acc: f32, a: Self, b: Self) -> f32 {

@@ -56,11 +56,7 @@ fn sddmm_body<V: Feat>(p: &SddmmParams) {
             let b_base = (j * heads + h) * units;
             let mut u = g.lane as u64;
             while u < units {
-                partial = V::dot_acc(
-                    partial,
-                    a.load((a_base + u) as usize),
-                    b.load((b_base + u) as usize),
-                );
+                partial = V::dot_acc(partial, a.load((a_base + u) as usize), b.load((b_base + u) as usize));
                 u += g.width as u64;
             }
         }

@@ -66,11 +66,7 @@ fn softmax_aggregate_body<V: Feat>(p: &SoftmaxAggregateParams) {
         // Phase 3: lse, then the output, lanes over feature units.
         if valid {
             if g.lane == 0 {
-                let lse = if l > 0.0 {
-                    m + math::log2(l) * math::LN_2
-                } else {
-                    f32::NEG_INFINITY
-                };
+                let lse = if l > 0.0 { m + math::log2(l) * math::LN_2 } else { f32::NEG_INFINITY };
                 p.lse.store(item as usize, lse);
             }
             let mut u = g.lane as u64;

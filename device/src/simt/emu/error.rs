@@ -116,15 +116,8 @@ impl fmt::Display for EmuErrorKind {
                 write!(f, "barrier divergence: this thread {here}, while {other}")
             }
             Self::Deadlock { waiting } => write!(f, "deadlock: {}", waiting.join("; ")),
-            Self::SharedRace {
-                accesses,
-                address,
-                other_thread,
-            } => {
-                write!(
-                    f,
-                    "shared-memory race ({accesses}) at shared byte offset {address:#x}"
-                )?;
+            Self::SharedRace { accesses, address, other_thread } => {
+                write!(f, "shared-memory race ({accesses}) at shared byte offset {address:#x}")?;
                 match other_thread {
                     Some(o) => write!(f, " with thread {o} (linear index)"),
                     None => write!(f, " with several threads"),
@@ -134,20 +127,11 @@ impl fmt::Display for EmuErrorKind {
                 f,
                 "read of uninitialised shared memory at byte offset {address:#x} (no thread of the block wrote it)"
             ),
-            Self::SharedOutOfBounds {
-                address,
-                bytes,
-                limit,
-            } => write!(
+            Self::SharedOutOfBounds { address, bytes, limit } => write!(
                 f,
                 "shared-memory access out of bounds: {bytes} bytes at offset {address:#x}, limit {limit} bytes"
             ),
-            Self::GlobalOutOfBounds {
-                index,
-                len,
-                base,
-                elem_bytes,
-            } => write!(
+            Self::GlobalOutOfBounds { index, len, base, elem_bytes } => write!(
                 f,
                 "global access out of bounds: index {index} of a {len}-element slice at {base:#x} (address {:#x})",
                 base.wrapping_add((*index as u64).wrapping_mul(*elem_bytes as u64))

@@ -96,14 +96,9 @@ fn validate(kernel: &'static str, c: &LaunchConfig) -> Result<(), EmuError> {
     let reason = if threads == 0 || c.grid.volume() == 0 {
         Some("empty grid or block (the GPU refuses a zero dimension)".to_string())
     } else if threads > MAX_THREADS_PER_BLOCK as u64 || c.block.z > 64 {
-        Some(format!(
-            "{threads} threads per block (at most {MAX_THREADS_PER_BLOCK}, z at most 64)"
-        ))
+        Some(format!("{threads} threads per block (at most {MAX_THREADS_PER_BLOCK}, z at most 64)"))
     } else if c.shared_bytes > MAX_SHARED_BYTES {
-        Some(format!(
-            "{} bytes of dynamic shared memory (at most {MAX_SHARED_BYTES})",
-            c.shared_bytes
-        ))
+        Some(format!("{} bytes of dynamic shared memory (at most {MAX_SHARED_BYTES})", c.shared_bytes))
     } else if c.grid.x > MAX_GRID.x || c.grid.y > MAX_GRID.y || c.grid.z > MAX_GRID.z {
         Some(format!(
             "grid ({}, {}, {}) exceeds ({}, {}, {})",
@@ -228,9 +223,7 @@ fn run_block<P: Sync>(
                 kernel: kernel.name,
                 block: block_idx,
                 thread: Dim3::default(),
-                kind: EmuErrorKind::InvalidLaunch {
-                    reason: format!("cannot map a thread stack: {e}"),
-                },
+                kind: EmuErrorKind::InvalidLaunch { reason: format!("cannot map a thread stack: {e}") },
             })?;
             ws.stacks.push(stack);
         }
@@ -319,8 +312,7 @@ fn schedule(bp: *mut Block, coroutines: &mut [Coroutine<(), (), (), &mut Default
             (*bp).current = t;
             (&mut (*bp).threads)[t].state = State::Running;
         }
-        let outcome =
-            std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutines[t].resume(())));
+        let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutines[t].resume(())));
         match outcome {
             Ok(CoroutineResult::Yield(())) => {}
             Ok(CoroutineResult::Return(())) => thread_exited(bp, t),
@@ -339,11 +331,7 @@ fn schedule(bp: *mut Block, coroutines: &mut [Coroutine<(), (), (), &mut Default
     // SAFETY: every coroutine is suspended or finished.
     let block = unsafe { &mut *bp };
     if block.exited as usize != block.threads.len() {
-        let t = block
-            .threads
-            .iter()
-            .position(|th| !matches!(th.state, State::Exited))
-            .unwrap_or(0);
+        let t = block.threads.iter().position(|th| !matches!(th.state, State::Exited)).unwrap_or(0);
         let waiting = describe_waiting(block);
         let idx = block.threads[t].idx;
         block.error = Some(EmuError {
@@ -375,10 +363,7 @@ fn describe_waiting(block: &Block) -> Vec<String> {
             _ => lines.push((i, what, 1usize)),
         }
     }
-    lines
-        .into_iter()
-        .map(|(first, what, count)| format!("threads {first}..{} {what}", first + count))
-        .collect()
+    lines.into_iter().map(|(first, what, count)| format!("threads {first}..{} {what}", first + count)).collect()
 }
 
 fn panic_message(payload: &(dyn core::any::Any + Send)) -> String {
@@ -398,12 +383,8 @@ fn panic_message(payload: &(dyn core::any::Any + Send)) -> String {
 unsafe fn record(bp: *mut Block, t: usize, kind: EmuErrorKind) {
     let block = unsafe { &mut *bp };
     if block.error.is_none() {
-        block.error = Some(EmuError {
-            kernel: block.kernel,
-            block: block.block_idx,
-            thread: block.threads[t].idx,
-            kind,
-        });
+        block.error =
+            Some(EmuError { kernel: block.kernel, block: block.block_idx, thread: block.threads[t].idx, kind });
     }
 }
 
@@ -421,10 +402,7 @@ fn fail(kind: EmuErrorKind) -> ! {
 
 fn current_block() -> *mut Block {
     let bp = CURRENT.with(|c| c.get());
-    assert!(
-        !bp.is_null(),
-        "a simt function was called outside an emulated launch"
-    );
+    assert!(!bp.is_null(), "a simt function was called outside an emulated launch");
     bp
 }
 
@@ -471,10 +449,7 @@ fn thread_exited(bp: *mut Block, t: usize) {
         if let Some(State::InWarpOp(c)) = block.threads.get(u).map(|th| th.state)
             && c.mask & (1 << lane) != 0
         {
-            let detail = format!(
-                "lane {lane} exited while lane {l} waits for it in {:?} at {}",
-                c.op, c.site
-            );
+            let detail = format!("lane {lane} exited while lane {l} waits for it in {:?} at {}", c.op, c.site);
             unsafe { record(bp, t, EmuErrorKind::WarpMisuse { detail }) };
             return;
         }
@@ -527,10 +502,7 @@ pub(crate) fn sync_threads() {
         match block.barrier_site {
             Some(other) if other != site => fail(EmuErrorKind::BarrierDivergence {
                 here: format!("reached the barrier at {site}"),
-                other: format!(
-                    "{} threads wait at the barrier at {other}",
-                    block.barrier_arrived
-                ),
+                other: format!("{} threads wait at the barrier at {other}", block.barrier_arrived),
             }),
             _ => block.barrier_site = Some(site),
         }
@@ -580,23 +552,15 @@ fn warp_op(op: WarpOp, mask: u32, value: u32, operand: u32) -> u32 {
         let lane = t as u32 % WARP_SIZE;
         let base = warp * WARP_SIZE as usize;
         let existing = block.threads.len() - base;
-        let existing_mask = if existing >= WARP_SIZE as usize {
-            u32::MAX
-        } else {
-            (1u32 << existing) - 1
-        };
+        let existing_mask = if existing >= WARP_SIZE as usize { u32::MAX } else { (1u32 << existing) - 1 };
         if mask & (1 << lane) == 0 {
             fail(EmuErrorKind::WarpMisuse {
-                detail: format!(
-                    "{op:?} at {site}: mask {mask:#010x} does not include the calling lane {lane}"
-                ),
+                detail: format!("{op:?} at {site}: mask {mask:#010x} does not include the calling lane {lane}"),
             });
         }
         if mask & !existing_mask != 0 {
             fail(EmuErrorKind::WarpMisuse {
-                detail: format!(
-                    "{op:?} at {site}: mask {mask:#010x} names lanes past the end of the block"
-                ),
+                detail: format!("{op:?} at {site}: mask {mask:#010x} names lanes past the end of the block"),
             });
         }
         for l in 0..WARP_SIZE {
@@ -608,13 +572,7 @@ fn warp_op(op: WarpOp, mask: u32, value: u32, operand: u32) -> u32 {
                 });
             }
         }
-        let call = WarpCall {
-            op,
-            mask,
-            value,
-            operand,
-            site,
-        };
+        let call = WarpCall { op, mask, value, operand, site };
         block.threads[t].state = State::InWarpOp(call);
         let bit = 1u32 << lane;
         let (pending_mask, pending) = &mut block.warp_pending[warp];
@@ -775,12 +733,7 @@ pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
 #[inline]
 fn check_global<T>(ptr: *const T, len: usize, index: usize) {
     if index >= len {
-        fail(EmuErrorKind::GlobalOutOfBounds {
-            index,
-            len,
-            base: ptr as u64,
-            elem_bytes: core::mem::size_of::<T>(),
-        });
+        fail(EmuErrorKind::GlobalOutOfBounds { index, len, base: ptr as u64, elem_bytes: core::mem::size_of::<T>() });
     }
 }
 
@@ -802,10 +755,7 @@ pub(crate) fn global_slice_store<T: Word>(ptr: *mut T, len: usize, index: usize,
 
 pub(crate) fn check_alignment(addr: usize, align: usize) {
     if !addr.is_multiple_of(align) {
-        fail(EmuErrorKind::Misaligned {
-            address: addr as u64,
-            align,
-        });
+        fail(EmuErrorKind::Misaligned { address: addr as u64, align });
     }
 }
 
@@ -827,9 +777,7 @@ fn atomic_rmw(cell: &core::sync::atomic::AtomicU32, f: impl Fn(u32) -> u32) -> u
 
 pub(crate) fn global_atomic_add_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
     check_global(ptr, len, index);
-    atomic_rmw(atomic_u32(ptr.wrapping_add(index)), |v| {
-        v.wrapping_add(value)
-    })
+    atomic_rmw(atomic_u32(ptr.wrapping_add(index)), |v| v.wrapping_add(value))
 }
 
 pub(crate) fn global_atomic_max_u32(ptr: *mut u32, len: usize, index: usize, value: u32) -> u32 {
@@ -839,9 +787,7 @@ pub(crate) fn global_atomic_max_u32(ptr: *mut u32, len: usize, index: usize, val
 
 pub(crate) fn global_atomic_add_f32(ptr: *mut f32, len: usize, index: usize, value: f32) -> f32 {
     check_global(ptr, len, index);
-    let old = atomic_rmw(atomic_u32(ptr.wrapping_add(index) as *mut u32), |v| {
-        (f32::from_bits(v) + value).to_bits()
-    });
+    let old = atomic_rmw(atomic_u32(ptr.wrapping_add(index) as *mut u32), |v| (f32::from_bits(v) + value).to_bits());
     f32::from_bits(old)
 }
 
@@ -855,17 +801,10 @@ pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
 
 pub(crate) fn check_shared_region(offset: usize, bytes: usize, align: usize, total: usize) {
     if offset.checked_add(bytes).is_none_or(|end| end > total) {
-        fail(EmuErrorKind::SharedOutOfBounds {
-            address: offset,
-            bytes,
-            limit: total,
-        });
+        fail(EmuErrorKind::SharedOutOfBounds { address: offset, bytes, limit: total });
     }
     if !offset.is_multiple_of(align) {
-        fail(EmuErrorKind::Misaligned {
-            address: offset as u64,
-            align,
-        });
+        fail(EmuErrorKind::Misaligned { address: offset as u64, align });
     }
 }
 
@@ -911,9 +850,7 @@ pub(crate) fn shared_slice_load<T: Word>(base: *mut T, len: usize, index: usize)
 pub(crate) fn shared_slice_store<T: Word>(base: *mut T, len: usize, index: usize, value: T) {
     let (offset, who, shadow) = shared_access(base, len, index);
     // SAFETY: as above.
-    shadow_result(unsafe {
-        (*shadow).write(offset / 4, core::mem::size_of::<T>() / 4, who, false)
-    });
+    shadow_result(unsafe { (*shadow).write(offset / 4, core::mem::size_of::<T>() / 4, who, false) });
     // SAFETY: as above.
     unsafe { base.add(index).write(value) }
 }

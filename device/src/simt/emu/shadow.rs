@@ -64,9 +64,7 @@ impl Shadow {
             if rec.write_block != who.block_serial {
                 return Err(EmuErrorKind::SharedUninitialized { address: w * 4 });
             }
-            if rec.write_epoch == who.epoch
-                && !ordered(rec.write_thread, rec.write_warp, rec.write_warp_epoch, who)
-            {
+            if rec.write_epoch == who.epoch && !ordered(rec.write_thread, rec.write_warp, rec.write_warp_epoch, who) {
                 return Err(race("write/read", w, Some(rec.write_thread)));
             }
             if rec.read_epoch != who.epoch {
@@ -88,13 +86,7 @@ impl Shadow {
     }
 
     /// Records a write (plain or atomic) of the words `[first, first + count)`.
-    pub fn write(
-        &mut self,
-        first: usize,
-        count: usize,
-        who: Accessor,
-        atomic: bool,
-    ) -> Result<(), EmuErrorKind> {
+    pub fn write(&mut self, first: usize, count: usize, who: Accessor, atomic: bool) -> Result<(), EmuErrorKind> {
         for w in first..first + count {
             let rec = &mut self.words[w];
             if atomic && rec.write_block != who.block_serial {
@@ -109,8 +101,7 @@ impl Shadow {
             }
             if rec.read_epoch == who.epoch {
                 let same_thread = rec.read_thread == who.thread;
-                let warp_ordered =
-                    rec.read_warp == who.warp && rec.read_warp_epoch < who.warp_epoch;
+                let warp_ordered = rec.read_warp == who.warp && rec.read_warp_epoch < who.warp_epoch;
                 if !same_thread && !warp_ordered {
                     let other = (rec.read_thread != SEVERAL).then_some(rec.read_thread);
                     return Err(race("read/write", w, other));
@@ -134,9 +125,5 @@ fn ordered(thread: u32, warp: u32, warp_epoch: u64, who: Accessor) -> bool {
 }
 
 fn race(accesses: &'static str, word: usize, other_thread: Option<u32>) -> EmuErrorKind {
-    EmuErrorKind::SharedRace {
-        accesses,
-        address: word * 4,
-        other_thread,
-    }
+    EmuErrorKind::SharedRace { accesses, address: word * 4, other_thread }
 }

@@ -14,11 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use dfgnn::{Backend, Error, Result};
 
 #[derive(Parser)]
-#[command(
-    name = "dfgnn",
-    version,
-    about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator"
-)]
+#[command(name = "dfgnn", version, about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator")]
 struct Cli {
     /// Which backend runs the kernels.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
@@ -87,11 +83,7 @@ struct BenchArgs {
     #[arg(long, default_value_t = 64)]
     feat: u32,
     /// Schedules to time, comma-separated (`auto` is the scheduler's plan).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "auto,row_tiled,row_split"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = "auto,row_tiled,row_split")]
     schedule: Vec<String>,
     /// Untimed runs before timing.
     #[arg(long, default_value_t = 3)]
@@ -166,24 +158,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info => {
             let backend = select_backend(cli.backend)?;
             let l = backend.limits();
-            println!(
-                "device: {} (compute capability {}.{})",
-                l.name, l.compute_capability.0, l.compute_capability.1
-            );
+            println!("device: {} (compute capability {}.{})", l.name, l.compute_capability.0, l.compute_capability.1);
             println!("multiprocessors: {}", l.multiprocessors);
-            println!(
-                "shared memory per block (opt-in): {} bytes",
-                l.max_shared_per_block
-            );
+            println!("shared memory per block (opt-in): {} bytes", l.max_shared_per_block);
             println!("L2: {} bytes; memory: {} bytes", l.l2_bytes, l.total_memory);
             Ok(())
         }
-        Command::Graph {
-            command: GraphCommand::Stats { graph },
-        } => graph_stats(&graph),
-        Command::Bench {
-            command: BenchCommand::Gt(args),
-        } => bench_gt(&select_backend(cli.backend)?, &args),
+        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
+        Command::Bench { command: BenchCommand::Gt(args) } => bench_gt(&select_backend(cli.backend)?, &args),
     }
 }
 
@@ -199,20 +181,13 @@ fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
             r.name, r.rows, r.nnz, r.softmax_error, r.softmax_naive_error, r.segment_relative_error
         );
     }
-    println!(
-        "chain demo passed on {} ({ms:.1} ms including transfers)",
-        backend.kind()
-    );
+    println!("chain demo passed on {} ({ms:.1} ms including transfers)", backend.kind());
     Ok(())
 }
 
 fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
     let graph = load_graph(&args.graph)?;
-    let schedules = args
-        .schedule
-        .iter()
-        .map(|s| s.parse())
-        .collect::<Result<Vec<dfgnn::Schedule>>>()?;
+    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<Result<Vec<dfgnn::Schedule>>>()?;
     let options = dfgnn::bench::BenchOptions {
         heads: args.heads,
         feat: args.feat,
@@ -246,9 +221,8 @@ fn load_graph(graph: &str) -> Result<dfgnn_graphs::Csr> {
     if path.exists() {
         return Ok(dfgnn_graphs::format::read_path(path)?);
     }
-    dfgnn_graphs::named::generate(graph).map_err(|e| Error::Unsupported {
-        what: format!("`{graph}` is neither a file nor a graph name: {e}"),
-    })
+    dfgnn_graphs::named::generate(graph)
+        .map_err(|e| Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {e}") })
 }
 
 fn graph_stats(graph: &str) -> Result<()> {
@@ -261,9 +235,7 @@ fn graph_stats(graph: &str) -> Result<()> {
                 path: graph.to_string(),
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             },
-            other => Error::Unsupported {
-                what: format!("`{graph}` is neither a file nor a graph name: {other}"),
-            },
+            other => Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {other}") },
         })?
     };
     println!("{graph}");

@@ -1,0 +1,187 @@
+//! The AGNN check body: forward and backward through the public API, against the `f64`
+//! reference, with the same rule and the same every-element-written requirement as GT.
+
+use dfgnn::{Agnn, AgnnConfig, Backend, DeviceGraph, Plan, PlanOptions};
+use dfgnn_graphs::Csr;
+use dfgnn_reference::{
+    Dims, Pattern, agnn_backward, agnn_forward, alpha_from_lse, attention_delta, l2_normalize,
+    row_softmax_backward_with_delta, sddmm_dot, spmm_backward, upcast,
+};
+
+use crate::inputs::AgnnInputs;
+use crate::report::{Report, describe, same_bits};
+use crate::tolerance::{compare, compare_scalar, no_nan};
+
+/// Everything one AGNN run returns, downloaded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgnnResults {
+    /// The plan the library chose.
+    pub plan: Plan,
+    /// `[N, H, F]`.
+    pub out: Vec<f32>,
+    /// `[N, H]`.
+    pub lse: Vec<f32>,
+    /// `[N, H, F]` the normalised features.
+    pub hn: Vec<f32>,
+    /// `[N, H, F]`.
+    pub dh: Vec<f32>,
+    /// dL/dβ.
+    pub d_beta: f32,
+}
+
+impl AgnnResults {
+    /// The array results by name, in a fixed order (dβ as a one-element array last).
+    pub fn named(&self) -> Vec<(&'static str, &[f32])> {
+        vec![
+            ("out", &self.out),
+            ("lse", &self.lse),
+            ("hn", &self.hn),
+            ("dh", &self.dh),
+            ("d_beta", std::slice::from_ref(&self.d_beta)),
+        ]
+    }
+}
+
+/// Prepares `graph`, plans AGNN for `heads` × `feat` under `options`, runs the forward and the
+/// backward and downloads every result; library errors come back as they are.
+pub fn run_agnn(
+    backend: &Backend,
+    graph: &Csr,
+    heads: u32,
+    feat: u32,
+    options: &PlanOptions,
+    inputs: &AgnnInputs,
+) -> dfgnn::Result<AgnnResults> {
+    let dg = DeviceGraph::new(backend, graph)?;
+    let agnn = Agnn::new(&dg, &AgnnConfig { heads, feat, plan: options.clone() })?;
+    let h = backend.upload(&inputs.h)?;
+    let d_out = backend.upload(&inputs.d_out)?;
+    let fwd = agnn.forward(&h, inputs.beta)?;
+    let grads = agnn.backward(&fwd, &d_out)?;
+    Ok(AgnnResults {
+        plan: agnn.plan().clone(),
+        out: backend.download(fwd.out())?,
+        lse: backend.download(fwd.lse())?,
+        hn: backend.download(fwd.normalized())?,
+        dh: backend.download(&grads.dh)?,
+        d_beta: grads.d_beta,
+    })
+}
+
+/// `Σ_{e,h} |ds_eh · cos_eh|` in f64: the size of the terms of dβ, whose sum cancels (each row's
+/// `ds` sums to 0), so the floor of the rule scales with this rather than with |dβ|.
+fn d_beta_terms(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[f64],
+    beta: f64,
+    out: &[f64],
+    lse: &[f64],
+    d_out: &[f64],
+) -> Result<f64, dfgnn_reference::RefError> {
+    let hn = l2_normalize(pattern.num_dst, dims, h)?.hn;
+    let cos = sddmm_dot(pattern, dims, &hn, &hn, 1.0)?;
+    let scores: Vec<f64> = cos.iter().map(|c| beta * c).collect();
+    let alpha = alpha_from_lse(pattern, dims.heads, &scores, lse)?;
+    let d_alpha = spmm_backward(pattern, dims, &alpha, h, d_out)?.d_alpha;
+    let delta = attention_delta(pattern.num_dst, dims, out, d_out)?;
+    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &d_alpha, &delta)?;
+    Ok(ds.iter().zip(&cos).map(|(d, c)| (d * c).abs()).sum())
+}
+
+/// Runs AGNN on the square `graph` with inputs from `seed` and checks out, lse, the normalised
+/// features, dh and dβ against the `f64` reference under the tolerance rule, plus no NaN and
+/// `lse = −∞` exactly on empty rows. `Err` says what failed, with the case and the plan.
+pub fn check_agnn(
+    backend: &Backend,
+    graph: &Csr,
+    heads: u32,
+    feat: u32,
+    options: &PlanOptions,
+    seed: u64,
+) -> Result<Report, String> {
+    let inputs = AgnnInputs::random(graph.num_dst(), heads, feat, seed);
+    let context = format!(
+        "AGNN H={heads} F={feat} β={} {options:?} on {} (seed {seed}, {})",
+        inputs.beta,
+        describe(graph),
+        backend.kind()
+    );
+    let got = run_agnn(backend, graph, heads, feat, options, &inputs).map_err(|e| format!("{context}: {e}"))?;
+    let fail = |what: String| format!("{context}\n{}{what}", got.plan);
+    for (name, values) in got.named() {
+        no_nan(name, values).map_err(fail)?;
+    }
+
+    let n = graph.num_dst();
+    let pattern = Pattern::new(n, graph.num_src(), graph.offsets(), graph.columns())
+        .map_err(|e| fail(format!("reference: {e}")))?;
+    let dims = Dims { heads: heads as usize, feat: feat as usize };
+    let AgnnInputs { h, d_out, beta } = &inputs;
+    let (h64, d64, b64) = (upcast(h), upcast(d_out), f64::from(*beta));
+    let reference = (|| {
+        let r = agnn_forward(&pattern, dims, &h64, b64)?;
+        let g = agnn_backward(&pattern, dims, &h64, b64, &r.out, &r.lse, &d64)?;
+        let hn = l2_normalize(n, dims, &h64)?.hn;
+        let terms = d_beta_terms(&pattern, dims, &h64, b64, &r.out, &r.lse, &d64)?;
+        Ok::<_, dfgnn_reference::RefError>((r, g, hn, terms))
+    })()
+    .map_err(|e| fail(format!("reference f64: {e}")))?;
+    let naive = (|| {
+        let r = agnn_forward(&pattern, dims, h, *beta)?;
+        let g = agnn_backward(&pattern, dims, h, *beta, &r.out, &r.lse, d_out)?;
+        let hn = l2_normalize(n, dims, h)?.hn;
+        Ok::<_, dfgnn_reference::RefError>((r, g, hn))
+    })()
+    .map_err(|e| fail(format!("reference f32: {e}")))?;
+    let ((r, rg, rhn, terms), (nv, ng, nhn)) = (reference, naive);
+
+    for (i, (&x, &want)) in got.lse.iter().zip(&r.lse).enumerate() {
+        if (want == f64::NEG_INFINITY) != (x == f32::NEG_INFINITY) || (want.is_finite() && !x.is_finite()) {
+            return Err(fail(format!(
+                "lse[{i}] = {x} on row {} of {} edges, should be {want}",
+                i / heads as usize,
+                graph.degree(i / heads as usize)
+            )));
+        }
+    }
+
+    let checks = vec![
+        compare("out", &got.out, &nv.out, &r.out),
+        compare("lse", &got.lse, &nv.lse, &r.lse),
+        compare("hn", &got.hn, &nhn, &rhn),
+        compare("dh", &got.dh, &ng.dh, &rg.dh),
+        compare_scalar("dβ", got.d_beta, ng.d_beta, rg.d_beta, terms),
+    ];
+    Report {
+        model: "agnn",
+        context,
+        plan: got.plan.clone(),
+        checks,
+        outputs: got.named().into_iter().map(|(name, values)| (name, values.to_vec())).collect(),
+    }
+    .into_result()
+}
+
+/// Runs AGNN `runs` times on the same inputs (fresh graph and plan each time) and requires
+/// bit-identical results, dβ included.
+pub fn check_agnn_repeatable(
+    backend: &Backend,
+    graph: &Csr,
+    heads: u32,
+    feat: u32,
+    options: &PlanOptions,
+    seed: u64,
+    runs: usize,
+) -> Result<(), String> {
+    let inputs = AgnnInputs::random(graph.num_dst(), heads, feat, seed);
+    let context = || format!("AGNN H={heads} F={feat} {options:?} on {} (seed {seed})", describe(graph));
+    let run = || run_agnn(backend, graph, heads, feat, options, &inputs).map_err(|e| format!("{}: {e}", context()));
+    let first = run()?;
+    for attempt in 1..runs {
+        let again = run()?;
+        same_bits(&first.named(), &again.named())
+            .map_err(|e| format!("{}\n{}run {attempt} differs from run 0: {e}", context(), first.plan))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! Seeded inputs of the checks: node features, output gradients and AGNN's β.
+//!
+//! Features are uniform in `[-1, 1)`. GT's `q` and `k` may be scaled up ([`GtCase::magnitude`])
+//! so that the scores are large and the softmax peaky (every rescale of the online softmax is
+//! taken). AGNN's features have some all-zero (node, head) vectors, where the norm's clamp is
+//! active and the normalised vector is 0.
+//!
+//! [`GtCase::magnitude`]: crate::GtCase::magnitude
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// `len` values uniform in `[-m, m)`.
+pub fn uniform(rng: &mut ChaCha8Rng, len: usize, m: f32) -> Vec<f32> {
+    (0..len).map(|_| m * rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// The inputs of one GT check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GtInputs {
+    /// `[N_dst, H, F]`.
+    pub q: Vec<f32>,
+    /// `[N_src, H, F]`.
+    pub k: Vec<f32>,
+    /// `[N_src, H, F]`.
+    pub v: Vec<f32>,
+    /// `[N_dst, H, F]`, the gradient of the loss with respect to the output.
+    pub d_out: Vec<f32>,
+}
+
+impl GtInputs {
+    /// Inputs for `num_dst` × `num_src` nodes of `heads` × `feat` features, from `seed`; `q` and
+    /// `k` are scaled by `magnitude`.
+    pub fn random(num_dst: usize, num_src: usize, heads: u32, feat: u32, magnitude: f32, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let hf = heads as usize * feat as usize;
+        Self {
+            q: uniform(&mut rng, num_dst * hf, magnitude),
+            k: uniform(&mut rng, num_src * hf, magnitude),
+            v: uniform(&mut rng, num_src * hf, 1.0),
+            d_out: uniform(&mut rng, num_dst * hf, 1.0),
+        }
+    }
+}
+
+/// The inputs of one AGNN check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgnnInputs {
+    /// `[N, H, F]` features, with some all-zero (node, head) vectors.
+    pub h: Vec<f32>,
+    /// `[N, H, F]`, the gradient of the loss with respect to the output.
+    pub d_out: Vec<f32>,
+    /// The temperature, in `[-2, 4)`.
+    pub beta: f32,
+}
+
+impl AgnnInputs {
+    /// Inputs for `nodes` nodes of `heads` × `feat` features, from `seed`. About one (node, head)
+    /// vector in 13 is zero.
+    pub fn random(nodes: usize, heads: u32, feat: u32, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xa6e7);
+        let f = feat as usize;
+        let mut h = uniform(&mut rng, nodes * heads as usize * f, 1.0);
+        for vector in h.chunks_mut(f.max(1)) {
+            if rng.random_range(0..13) == 0 {
+                vector.fill(0.0);
+            }
+        }
+        let d_out = uniform(&mut rng, h.len(), 1.0);
+        let beta = rng.random_range(-2.0f32..4.0);
+        Self { h, d_out, beta }
+    }
+}
