@@ -19,6 +19,7 @@ mod error;
 pub mod graph;
 pub mod gt;
 pub mod plan;
+pub mod run;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};

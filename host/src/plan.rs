@@ -428,7 +428,12 @@ pub fn plan(
             .map(|r| r as u32)
             .collect()
     };
-    let groups_for = |staging: bool| form_groups(graph, &group_heavy, heads, feat, budget, max_rows, staging);
+    // Staged groups may take all the shared memory a block can have (one block per SM then: its
+    // data is on chip); unstaged ones keep to `budget` so that two blocks share an SM.
+    let stage_budget = options.group_shared_bytes.unwrap_or(max_shared_bytes).min(max_shared_bytes);
+    let groups_for = |staging: bool| {
+        form_groups(graph, &group_heavy, heads, feat, if staging { stage_budget } else { budget }, max_rows, staging)
+    };
     let staged_groups = match options.group_staging {
         Some(false) => None,
         _ => groups_for(true).filter(|g| {
@@ -543,7 +548,11 @@ impl Plan {
             Ok(p) if self.schedule.is_fused() => {
                 let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
                 if let Some(g) = &self.groups {
-                    parts.push(format!("{} groups{}", g.first.len(), if g.stage_capacity > 0 { ", staged" } else { "" }));
+                    parts.push(format!(
+                        "{} groups{}",
+                        g.first.len(),
+                        if g.stage_capacity > 0 { ", staged" } else { "" }
+                    ));
                 }
                 if let Some(s) = &p.rows.split {
                     parts.push(format!("{} split rows in {} chunks", s.rows.len(), s.units()));

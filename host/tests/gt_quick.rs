@@ -83,7 +83,12 @@ fn spread(backend: &Backend) {
         check(backend, h, f, split);
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
             check(backend, h, f, PlanOptions { schedule, ..Default::default() });
-            check(backend, h, f, PlanOptions { schedule, group_rows: Some(3), split_threshold: Some(20), ..Default::default() });
+            check(
+                backend,
+                h,
+                f,
+                PlanOptions { schedule, group_rows: Some(3), split_threshold: Some(20), ..Default::default() },
+            );
         }
     }
 }

@@ -1,20 +1,29 @@
 //! scratch probes
-use dfgnn::{Backend, PlanOptions};
+use dfgnn::{Agnn, AgnnConfig, Backend, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::corner;
-fn probe(h: u32, f: u32, o: PlanOptions) {
-    let b = Backend::emulator();
-    let g = corner::random_97();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dfgnn_proptests::check_gt(&b, &g, h, f, &o, 1).map(|_| ())));
-    println!("GT H={h} F={f} {o:?}: {:?}", r.map_err(|p| p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string()))).map(|x| x.map_err(|e| e.lines().last().unwrap_or("").to_string())));
-}
 #[test]
 fn probes() {
-    probe(1, 1024, PlanOptions::default());
-    probe(8, 64, PlanOptions { max_slots: Some(3), ..Default::default() });
-    probe(2, 256, PlanOptions { max_slots: Some(3), ..Default::default() });
-    probe(1, 2000, PlanOptions { scalar_loads: true, ..Default::default() });
-    probe(1, 7, PlanOptions { max_slots: Some(0), ..Default::default() });
-    probe(1, 7, PlanOptions { block_threads: Some(1024), ..Default::default() });
-    probe(1, 7, PlanOptions { split_threshold: Some(0), chunk_edges: Some(1), ..Default::default() });
-    probe(1, 7, PlanOptions { chunk_edges: Some(u32::MAX), split_threshold: Some(0), ..Default::default() });
+    let b = Backend::emulator();
+    let g = corner::random_97();
+    let dg = DeviceGraph::new(&b, &g).unwrap();
+    for s in Schedule::ALL {
+        for (h, f) in [(0, 8), (2, 0)] {
+            let plan = PlanOptions { schedule: s, ..Default::default() };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let gt = Gt::new(&dg, &GtConfig { heads: h, feat: f, scale: None, plan: plan.clone() })?;
+                let x = b.upload(&[0.0f32; 0])?;
+                let fwd = gt.forward(&x, &x, &x)?;
+                let _ = gt.backward(&fwd, &x)?;
+                Ok::<_, dfgnn::Error>(gt.plan().summary())
+            }));
+            let a = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let agnn = Agnn::new(&dg, &AgnnConfig { heads: h, feat: f, plan: plan.clone() })?;
+                let x = b.upload(&[0.0f32; 0])?;
+                let fwd = agnn.forward(&x, 1.0)?;
+                let _ = agnn.backward(&fwd, &x)?;
+                Ok::<_, dfgnn::Error>(agnn.plan().summary())
+            }));
+            println!("{s} H={h} F={f}: gt {:?} agnn {:?}", r.map_err(|_| "PANIC"), a.map_err(|_| "PANIC"));
+        }
+    }
 }

@@ -58,6 +58,8 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
             let mut valid = [false; CHUNK];
             let mut queries = [[V::zero(); SLOTS]; CHUNK];
             let mut grads = [[V::zero(); SLOTS]; CHUNK];
+            let mut lse2 = [[0.0f32; SLOTS]; CHUNK];
+            let mut deltas = [[0.0f32; SLOTS]; CHUNK];
             unroll!(CHUNK, |c| {
                 let e = base + (c as u32 * groups + group) as u64;
                 valid[c] = e < work.end;
@@ -67,6 +69,9 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                         if slots[s].active {
                             queries[c][s] = q.load(at(rows[c], slots[s]));
                             grads[c][s] = d_out.load(at(rows[c], slots[s]));
+                            // The row's scalars, loaded with its vectors so their latency overlaps.
+                            lse2[c][s] = p.lse.load(scalar(rows[c], slots[s])) * math::LOG2_E;
+                            deltas[c][s] = p.delta.load(scalar(rows[c], slots[s]));
                         }
                     });
                 }
@@ -79,9 +84,8 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                 if valid[c] {
                     unroll!(SLOTS, |s| {
                         if slots[s].active {
-                            let i = scalar(rows[c], slots[s]);
-                            let alpha = math::exp2(scale_log2 * qk[s] - p.lse.load(i) * math::LOG2_E);
-                            let ds = alpha * (dov[s] - p.delta.load(i));
+                            let alpha = math::exp2(scale_log2 * qk[s] - lse2[c][s]);
+                            let ds = alpha * (dov[s] - deltas[c][s]);
                             dk[s] = queries[c][s].mul_add(ds, dk[s]);
                             dv[s] = grads[c][s].mul_add(alpha, dv[s]);
                         }

@@ -35,8 +35,25 @@ enum BackendChoice {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The main job: runs the kernels on the default input and checks them.
+    /// The main job: GT and AGNN, forward and backward, under every schedule, on the default
+    /// graph (Cora when ../shared/data is present, else a generated power-law graph with super
+    /// nodes) or a given one, checked against the f64 reference and timed.
     Run {
+        /// A graph file or generated-graph name instead of the default.
+        #[arg(long)]
+        graph: Option<String>,
+        /// Heads.
+        #[arg(long, default_value_t = 4)]
+        heads: u32,
+        /// Features per head.
+        #[arg(long, default_value_t = 32)]
+        feat: u32,
+        /// Schedules, comma-separated (default: all; `auto` is the scheduler's choice).
+        #[arg(long, value_delimiter = ',')]
+        schedule: Vec<String>,
+        /// AGNN's temperature β.
+        #[arg(long, default_value_t = 1.0)]
+        beta: f32,
         /// Random seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -153,7 +170,9 @@ fn select_backend(choice: BackendChoice) -> Result<Backend> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run { seed } => demo(&select_backend(cli.backend)?, seed, 1),
+        Command::Run { graph, heads, feat, schedule, beta, seed } => {
+            main_job(&select_backend(cli.backend)?, graph.as_deref(), heads, feat, &schedule, beta, seed)
+        }
         Command::Demo { seed, scale } => demo(&select_backend(cli.backend)?, seed, scale),
         Command::Info => {
             let backend = select_backend(cli.backend)?;
@@ -167,6 +186,51 @@ fn run(cli: Cli) -> Result<()> {
         Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
         Command::Bench { command: BenchCommand::Gt(args) } => bench_gt(&select_backend(cli.backend)?, &args),
     }
+}
+
+fn main_job(
+    backend: &Backend,
+    graph: Option<&str>,
+    heads: u32,
+    feat: u32,
+    schedules: &[String],
+    beta: f32,
+    seed: u64,
+) -> Result<()> {
+    let (name, graph) = match graph {
+        Some(g) => (g.to_string(), load_graph(g)?),
+        None => dfgnn::run::default_graph()?,
+    };
+    let stats = dfgnn_graphs::GraphStats::of(&graph);
+    println!(
+        "graph: {name}: {} x {} nodes, {} edges, in-degree mean {:.1} max {}",
+        graph.num_dst(),
+        graph.num_src(),
+        graph.nnz(),
+        stats.in_degree.mean,
+        stats.in_degree.max
+    );
+    let mut options = dfgnn::run::RunOptions { heads, feat, beta, seed, ..Default::default() };
+    if !schedules.is_empty() {
+        options.schedules = schedules.iter().map(|s| s.parse()).collect::<Result<Vec<_>>>()?;
+    }
+    println!("features: {heads} heads x {feat}; checks against the f64 reference: error <= 2x naive f32 + floor");
+    let rows = dfgnn::run::run(backend, &graph, &options)?;
+    println!("{:<5} {:<14} {:>10} {:>12} {:>8}  plan", "model", "schedule", "fwd ms", "fwd+bwd ms", "err/tol");
+    for r in &rows {
+        println!(
+            "{:<5} {:<14} {:>10.3} {:>12.3} {:>8.3}  {}",
+            r.model,
+            r.schedule.name(),
+            r.forward_ms,
+            r.forward_backward_ms,
+            r.error_ratio,
+            r.plan
+        );
+    }
+    dfgnn::run::verdict(&rows)?;
+    println!("all {} checks passed on {}", rows.len(), backend.kind());
+    Ok(())
 }
 
 fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {

@@ -1,0 +1,262 @@
+//! What the suites run: feature shapes, forced plan options, graphs, size budgets, and the
+//! proptest strategies over all of them.
+
+use dfgnn::{PlanOptions, Schedule};
+use dfgnn_graphs::generate::molecule_batch;
+use dfgnn_graphs::strategy::{PowerLawCase, power_law_case};
+use dfgnn_graphs::{Csr, corner};
+use proptest::prelude::*;
+use proptest::sample::select;
+
+/// Every head count the suites must cover.
+pub const HEADS: [u32; 4] = [1, 2, 3, 8];
+/// Every feature count the suites must cover (odd, one past a power of two, vector and scalar
+/// loads, one and several register slots per head).
+pub const FEATS: [u32; 8] = [1, 7, 32, 33, 64, 100, 128, 256];
+
+/// `H × F` shapes that take every value of [`HEADS`] and [`FEATS`] at least once, without the
+/// whole cross product (a unit test checks the coverage).
+pub const SHAPES: [(u32, u32); 11] =
+    [(1, 1), (1, 7), (2, 7), (3, 32), (8, 33), (1, 64), (8, 64), (2, 100), (3, 128), (1, 256), (8, 256)];
+
+/// A few shapes for the sweeps of forced options: scalar and vector loads, one and several
+/// slots, several edge groups per warp and several passes.
+pub const FORCED_SHAPES: [(u32, u32); 4] = [(1, 7), (3, 33), (8, 64), (2, 256)];
+
+/// Size limits of one backend's suites.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Cases per proptest.
+    pub cases: u32,
+    /// Largest nodes of a random graph.
+    pub max_nodes: usize,
+    /// Largest `edges × max(H·F, 32)` of a random case (the emulator's cost is about linear in
+    /// it, ~0.4 µs each with the reference).
+    pub work: usize,
+    /// Leaves of the star corner case (its hub has this in- and out-degree).
+    pub star_leaves: usize,
+    /// Whether the large corner cases (`random_1025`, `hubs`) run.
+    pub large_corners: bool,
+    /// Runs compared bit for bit by the determinism suite.
+    pub repeats: usize,
+}
+
+impl Budget {
+    /// The emulator: small graphs (≤ 150 nodes, a few thousand edges), 24 cases per proptest.
+    /// The hub of the star still exceeds the default split threshold (2048 edges).
+    pub const EMULATOR: Budget = Budget {
+        cases: 24,
+        max_nodes: 150,
+        work: 1_500_000,
+        star_leaves: 2100,
+        large_corners: true,
+        repeats: 2,
+    };
+
+    /// A GPU: larger graphs and more cases (the `f64` reference on the CPU is then the cost).
+    pub const GPU: Budget = Budget {
+        cases: 96,
+        max_nodes: 1500,
+        work: 60_000_000,
+        star_leaves: corner::STAR_HUB_DEGREE,
+        large_corners: true,
+        repeats: 5,
+    };
+
+    /// The largest power-law graph (in nodes) for `heads` × `feat` within [`Budget::work`]: such
+    /// a graph has up to about 20 edges per node (mean degree < 8 plus three hubs of 4 n).
+    pub fn nodes_for(&self, heads: u32, feat: u32) -> usize {
+        let lanes = (heads as usize * feat as usize).max(32);
+        (self.work / (20 * lanes)).clamp(4, self.max_nodes)
+    }
+}
+
+/// Forced plan options for a schedule, by name: the schedule alone, then with its knobs at the
+/// edges of their ranges (tiny split thresholds and chunks so that chunks and the combine step
+/// run, scalar loads, 1 and 2 slots, 32/64/256/1024 threads per block, tiny row groups).
+pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
+    let base = PlanOptions { schedule, ..PlanOptions::default() };
+    vec![
+        ("default", base.clone()),
+        ("split>3 chunks of 2", PlanOptions { split_threshold: Some(3), chunk_edges: Some(2), ..base.clone() }),
+        ("split>0 chunks of 1", PlanOptions { split_threshold: Some(0), chunk_edges: Some(1), ..base.clone() }),
+        ("split>8 chunks of 5, 64 threads", PlanOptions {
+            split_threshold: Some(8),
+            chunk_edges: Some(5),
+            block_threads: Some(64),
+            ..base.clone()
+        }),
+        ("scalar loads, 32 threads", PlanOptions { scalar_loads: true, block_threads: Some(32), ..base.clone() }),
+        ("1 slot, 256 threads", PlanOptions { max_slots: Some(1), block_threads: Some(256), ..base.clone() }),
+        ("2 slots, 1024 threads", PlanOptions { max_slots: Some(2), block_threads: Some(1024), ..base.clone() }),
+        ("groups of 3 rows in 512 bytes, unstaged", PlanOptions {
+            group_rows: Some(3),
+            group_shared_bytes: Some(512),
+            group_staging: Some(false),
+            ..base.clone()
+        }),
+        ("groups in 0 bytes", PlanOptions { group_shared_bytes: Some(0), ..base }),
+    ]
+}
+
+/// The graph of the shape sweeps: 80 nodes of a power law with a hub of in-degree 150, every 7th
+/// row empty, extra self loops and duplicate edges (about 550 edges).
+pub fn sweep_graph() -> Csr {
+    PowerLawCase {
+        n: 80,
+        mean_degree: 5.0,
+        seed: 80,
+        hubs: (1, 150),
+        empty_every: 7,
+        self_loops: vec![3, 17, 40, 41],
+        duplicate_rows: vec![5, 6, 60],
+    }
+    .build()
+}
+
+/// An undirected star: hub 0 with `leaves` leaves (in- and out-degree `leaves`), each leaf's
+/// row holding the hub.
+pub fn star(leaves: usize) -> Csr {
+    let n = leaves + 1;
+    let mut rows: Vec<Vec<u32>> = vec![vec![0]; n];
+    rows[0] = (1..n as u32).collect();
+    Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a star is a valid graph: {e}"))
+}
+
+/// A batch of 12 molecule-like graphs (block diagonal): what `row_group` stages sources for.
+pub fn molecules() -> Csr {
+    molecule_batch(12, 22, 12).map(|b| b.graph).unwrap_or_else(|e| unreachable!("valid parameters: {e}"))
+}
+
+/// The named corner cases for `budget`, square ones first; `bipartite` is last (GT only).
+pub fn corner_graphs(budget: &Budget) -> Vec<(&'static str, Csr)> {
+    let mut graphs = vec![
+        ("empty", corner::empty()),
+        ("single_node", corner::single_node()),
+        ("single_self_loop", corner::single_self_loop()),
+        ("isolated_nodes", corner::isolated_nodes()),
+        ("only_self_loops", corner::only_self_loops()),
+        ("star", star(budget.star_leaves)),
+        ("random_97", corner::random_97()),
+        ("duplicates", corner::duplicates()),
+        ("molecules", molecules()),
+    ];
+    if budget.large_corners {
+        graphs.push(("random_1025", corner::random_1025()));
+        graphs.push(("hubs", corner::hubs()));
+    }
+    graphs.push(("bipartite", corner::bipartite()));
+    graphs
+}
+
+/// One of [`HEADS`] × one of [`FEATS`].
+pub fn shape() -> impl Strategy<Value = (u32, u32)> {
+    (select(HEADS.to_vec()), select(FEATS.to_vec()))
+}
+
+/// Any plan options that must run on any graph: every schedule of [`Schedule::ALL`], split
+/// thresholds and chunks from tiny up, slots, load width, block sizes, row-group budgets (never a
+/// forced staging, which may legitimately not fit). Shrinks toward the defaults.
+pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
+    (
+        select(Schedule::ALL.to_vec()),
+        proptest::option::of(0..48u64),
+        proptest::option::of(1..40u32),
+        proptest::option::of(select(vec![1u32, 2, 4, 8])),
+        proptest::bool::weighted(0.25),
+        proptest::option::of(select(vec![32u32, 64, 96, 128, 256, 1024])),
+        proptest::option::of(0..4096u32),
+        proptest::option::of(1..8u32),
+        proptest::option::of(Just(false)),
+    )
+        .prop_map(
+            |(
+                schedule,
+                split_threshold,
+                chunk_edges,
+                max_slots,
+                scalar_loads,
+                block_threads,
+                group_shared_bytes,
+                group_rows,
+                group_staging,
+            )| PlanOptions {
+                schedule,
+                split_threshold,
+                chunk_edges,
+                max_slots,
+                scalar_loads,
+                block_threads,
+                group_shared_bytes,
+                group_rows,
+                group_staging,
+            },
+        )
+}
+
+/// A random GT or AGNN case: shape, power-law graph sized for the shape within `budget`, plan
+/// options, the magnitude of `q` and `k` (1, or 4 for peaky softmaxes), and the input seed.
+pub fn power_law_cases(
+    budget: Budget,
+) -> impl Strategy<Value = ((u32, u32), PowerLawCase, PlanOptions, f32, u64)> {
+    shape().prop_flat_map(move |(h, f)| {
+        (
+            Just((h, f)),
+            power_law_case(budget.nodes_for(h, f)),
+            plan_options(),
+            select(vec![1.0f32, 4.0]),
+            any::<u64>(),
+        )
+    })
+}
+
+/// A random bipartite block (or square, as it falls) with up to two hubs, sized for the shape.
+pub fn bipartite_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), Csr, PlanOptions, u64)> {
+    shape().prop_flat_map(move |(h, f)| {
+        let n = budget.nodes_for(h, f);
+        (
+            Just((h, f)),
+            (dfgnn_graphs::strategy::csr(n, 2 * n, 6 * n), 0..=2usize, 0..=4 * n, any::<u64>()).prop_map(
+                |(g, hubs, degree, seed)| {
+                    if g.num_src() == 0 {
+                        g
+                    } else {
+                        dfgnn_graphs::generate::inject_hubs(&g, hubs.min(g.num_dst()), degree, seed)
+                            .unwrap_or_else(|e| unreachable!("hubs fit the graph: {e}"))
+                    }
+                },
+            ),
+            plan_options(),
+            any::<u64>(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_cover_every_head_and_feature_count() {
+        for h in HEADS {
+            assert!(SHAPES.iter().any(|s| s.0 == h), "H = {h} missing");
+        }
+        for f in FEATS {
+            assert!(SHAPES.iter().any(|s| s.1 == f), "F = {f} missing");
+        }
+    }
+
+    #[test]
+    fn the_sweep_graph_has_a_hub_empty_rows_self_loops_and_duplicates() {
+        let s = dfgnn_graphs::GraphStats::of(&sweep_graph());
+        assert!(s.in_degree.max >= 150 && s.empty_rows() > 0 && s.self_loops > 0 && s.duplicate_edges > 0, "{s}");
+        assert!(s.nnz < 1000, "{s}");
+    }
+
+    #[test]
+    fn the_emulator_star_exceeds_the_default_split_threshold() {
+        assert!(Budget::EMULATOR.star_leaves as u64 > dfgnn::plan::DEFAULT_SPLIT_THRESHOLD);
+        let g = star(5);
+        assert_eq!((g.num_dst(), g.nnz(), g.degree(0)), (6, 10, 5));
+    }
+}
