@@ -48,7 +48,7 @@ fn ids_cover_multidimensional_grids_and_blocks() {
                             let linear = tx + 5 * (ty + 4 * tz);
                             assert_eq!(out[4 * i], tx | ty << 8 | tz << 16);
                             assert_eq!(out[4 * i + 1], bx | by << 8 | bz << 16);
-                            assert_eq!(out[4 * i + 2], linear % 32 | (linear / 32) << 8);
+                            assert_eq!(out[4 * i + 2], (linear % 32) | ((linear / 32) << 8));
                             assert_eq!(out[4 * i + 3], 5 | 4 << 8 | 3 << 16 | 3 << 24);
                             i += 1;
                         }
@@ -91,14 +91,14 @@ kernel! {
     kernel VOTES = fn votes(p: &Out) {
         let l = simt::lane_id();
         let base = (simt::linear_thread_idx() * 8) as usize;
-        p.out.store(base, warp::ballot(FULL_MASK, l % 3 == 0));
+        p.out.store(base, warp::ballot(FULL_MASK, l.is_multiple_of(3)));
         p.out.store(base + 1, warp::all(FULL_MASK, l < 32) as u32);
         p.out.store(base + 2, warp::all(FULL_MASK, l != 17) as u32);
         p.out.store(base + 3, warp::any(FULL_MASK, l == 17) as u32);
         p.out.store(base + 4, warp::reduce_add_u32(FULL_MASK, l + 1));
         p.out.store(base + 5, warp::reduce_max_u32(FULL_MASK, (l * 7) % 32));
         p.out.store(base + 6, warp::reduce_min_u32(FULL_MASK, 100 - l));
-        if l % 2 == 0 {
+        if l.is_multiple_of(2) {
             let even = 0x5555_5555;
             p.out.store(base + 7, warp::reduce_add_u32(even, 1) + warp::shfl_xor(even, l, 2));
         } else {

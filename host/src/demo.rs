@@ -189,14 +189,12 @@ pub fn check_chain(backend: &Backend, seed: u64, scale: usize) -> Result<Vec<Cas
         let rows = case.offsets.len() - 1;
         let (alpha, lse) = row_softmax(backend, &case.offsets, &case.values)?;
         let (mut err, mut naive_err, mut lse_err, mut lse_naive_err) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        for r in 0..rows {
+        for (r, &row_lse) in lse.iter().enumerate() {
             let (s, e) = (case.offsets[r] as usize, case.offsets[r + 1] as usize);
             let row = &case.values[s..e];
             if row.is_empty() {
-                if lse[r] != f32::NEG_INFINITY {
-                    return Err(Error::CheckFailed {
-                        what: format!("{}: empty row {r} has lse {}", case.name, lse[r]),
-                    });
+                if row_lse != f32::NEG_INFINITY {
+                    return Err(Error::CheckFailed { what: format!("{}: empty row {r} has lse {row_lse}", case.name) });
                 }
                 continue;
             }
@@ -210,7 +208,7 @@ pub fn check_chain(backend: &Backend, seed: u64, scale: usize) -> Result<Vec<Cas
                 naive_err = naive_err.max((((v - m32).exp() / l32) as f64 - exact).abs());
             }
             let lse64 = m64 + l64.ln();
-            lse_err = lse_err.max((lse[r] as f64 - lse64).abs());
+            lse_err = lse_err.max((row_lse as f64 - lse64).abs());
             lse_naive_err = lse_naive_err.max(((m32 + l32.ln()) as f64 - lse64).abs());
         }
         if err > 2.0 * naive_err + 1e-6 || lse_err > 2.0 * lse_naive_err + 1e-5 {

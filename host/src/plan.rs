@@ -138,7 +138,7 @@ pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32) -> Result<
     if heads == 0 || feat == 0 {
         return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
     }
-    if feat % width != 0 {
+    if !feat.is_multiple_of(width) {
         return Err(Error::Unsupported { what: format!("loads of {width} features with F = {feat}") });
     }
     let vectors = feat / width;
@@ -355,7 +355,7 @@ fn form_groups(
         }
         let start = r;
         let (mut edges, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
-        while r < n && (r - start) < max_rows as usize && !heavy.peek().is_some_and(|&&h| h as usize == r) {
+        while r < n && (r - start) < max_rows as usize && heavy.peek().is_none_or(|&&h| h as usize != r) {
             let d = degree(r);
             let (lo2, hi2) =
                 if d > 0 { (lo.min(graph.row_min_col[r]), hi.max(graph.row_max_col[r])) } else { (lo, hi) };
@@ -402,13 +402,13 @@ pub fn plan(
         return Err(Error::Unsupported { what: "chunks of 0 edges".to_string() });
     }
     let block_threads = options.block_threads.unwrap_or(DEFAULT_BLOCK_THREADS);
-    if block_threads == 0 || block_threads % WARP_SIZE != 0 || block_threads > 1024 {
+    if block_threads == 0 || !block_threads.is_multiple_of(WARP_SIZE) || block_threads > 1024 {
         return Err(Error::Unsupported {
             what: format!("{block_threads} threads per block (a multiple of 32, at most 1024)"),
         });
     }
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
-    let width = if feat % 4 == 0 && !options.scalar_loads { 4 } else { 1 };
+    let width = if feat.is_multiple_of(4) && !options.scalar_loads { 4 } else { 1 };
     let layout_for = |max_slots: u32| -> Result<LaneLayout> {
         let cap = options.max_slots.unwrap_or(max_slots).min(max_slots);
         // Wide heads need their slots whatever the default cap.

@@ -242,7 +242,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
 
 /// `Ok` when every row passed its check, else the worst failure.
 pub fn verdict(rows: &[RunRow]) -> Result<()> {
-    match rows.iter().find(|r| !(r.error_ratio <= 1.0)) {
+    match rows.iter().find(|r| r.error_ratio.is_nan() || r.error_ratio > 1.0) {
         Some(bad) => Err(Error::CheckFailed {
             what: format!(
                 "{} under {}: {} error is {:.2}x the allowed (2x naive f32 + floor)",

@@ -19,6 +19,7 @@
 //! `SPH` slots, then `log2(G)` butterfly shuffles. Every lane of a warp runs every shuffle, so the
 //! control flow around them is uniform.
 
+use crate::kernels::common::unroll::unroll;
 use crate::simt::{FULL_MASK, WARP_SIZE, warp};
 
 /// The lane mapping of one launch (computed and checked by the host planner).
@@ -74,15 +75,15 @@ impl LaneMap {
     pub fn head_sum<const SLOTS: usize>(&self, partial: &mut [f32; SLOTS]) {
         let sph = self.slots_per_head as usize;
         let mut total = [0.0f32; SLOTS];
-        for s in 0..SLOTS {
+        unroll!(SLOTS, |s| {
             // Uniform across the warp: `s` and `sph` are the same in every lane.
-            if s % sph == 0 {
+            if s.is_multiple_of(sph) {
                 let mut v = 0.0;
-                for (t, p) in partial.iter().enumerate() {
+                unroll!(SLOTS, |t| {
                     if t >= s && t < s + sph {
-                        v += *p;
+                        v += partial[t];
                     }
-                }
+                });
                 let mut offset = self.group / 2;
                 while offset > 0 {
                     v += warp::shfl_xor(FULL_MASK, v, offset);
@@ -90,14 +91,14 @@ impl LaneMap {
                 }
                 total[s] = v;
             }
-        }
-        for (s, p) in partial.iter_mut().enumerate() {
+        });
+        unroll!(SLOTS, |s| {
             let first = s - s % sph;
-            for (t, v) in total.iter().enumerate() {
+            unroll!(SLOTS, |t| {
                 if t == first {
-                    *p = *v;
+                    partial[s] = total[t];
                 }
-            }
-        }
+            });
+        });
     }
 }

@@ -46,7 +46,7 @@ kernel! {
             }
             let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
             p.out.store(row as usize * heads * feat + x, acc * inv);
-            if x % feat == 0 {
+            if x.is_multiple_of(feat) {
                 p.lse.store(row as usize * heads + head, log_sum_exp(m, l));
             }
             x += WARP_SIZE as usize;

@@ -1,0 +1,309 @@
+//! The test bodies, generic over the backend: each runs its checks and panics with every failure
+//! (proptests: with the shrunk counter-example). [`testgen_all!`](crate::testgen_all) turns them
+//! into `#[test]`s for one backend.
+
+use std::time::Instant;
+
+use dfgnn::{Backend, Error, PlanOptions, Schedule};
+use dfgnn_graphs::Csr;
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+
+use crate::cases::{
+    Budget, FORCED_SHAPES, SHAPES, bipartite_cases, corner_graphs, forced_options, power_law_cases, sweep_graph,
+};
+use crate::gt::{GtCase, check_gt_case, check_gt_repeatable};
+use crate::inputs::{AgnnInputs, GtInputs};
+use crate::{Report, check_agnn, check_agnn_repeatable, check_gt, run_agnn, run_gt};
+
+/// Counts checks and collects failures, so one run reports all of them.
+pub(crate) struct Tally {
+    name: &'static str,
+    start: Instant,
+    checks: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    pub(crate) fn new(name: &'static str) -> Self {
+        Self { name, start: Instant::now(), checks: 0, failures: Vec::new() }
+    }
+
+    pub(crate) fn record<T>(&mut self, result: Result<T, String>) -> Option<T> {
+        self.checks += 1;
+        result.map_err(|e| self.failures.push(e)).ok()
+    }
+
+    pub(crate) fn finish(self) {
+        let secs = self.start.elapsed().as_secs_f64();
+        eprintln!("{}: {} checks in {secs:.1} s, {} failed", self.name, self.checks, self.failures.len());
+        if !self.failures.is_empty() {
+            let shown: Vec<&str> = self.failures.iter().take(4).map(String::as_str).collect();
+            panic!(
+                "{}: {} of {} checks failed; the first {}:\n\n{}",
+                self.name,
+                self.failures.len(),
+                self.checks,
+                shown.len(),
+                shown.join("\n\n")
+            );
+        }
+    }
+}
+
+/// Checks that the plan honoured the options: a forced schedule is the one planned (`Auto`
+/// resolves to a concrete one), and forced tiny split thresholds really split rows.
+fn honoured(report: &Report, options: &PlanOptions, graph: &Csr) -> Result<(), String> {
+    let plan = &report.plan;
+    let schedule_ok = match options.schedule {
+        Schedule::Auto => plan.schedule != Schedule::Auto,
+        forced => plan.schedule == forced,
+    };
+    if !schedule_ok {
+        return Err(format!("{}\nplanned {} for {:?}", report.context, plan.schedule, options.schedule));
+    }
+    let heaviest = (0..graph.num_dst()).map(|r| graph.degree(r) as u64).max().unwrap_or(0);
+    if plan.schedule == Schedule::RowSplit
+        && let (Some(t), Ok(fwd)) = (options.split_threshold, &plan.forward)
+        && heaviest > t
+        && fwd.rows.split.is_none()
+    {
+        return Err(format!("{}\n{plan}a row of {heaviest} edges is not split at threshold {t}", report.context));
+    }
+    Ok(())
+}
+
+/// A proptest runner with `cases` cases (or `PROPTEST_CASES`), persisting failures next to
+/// `source_file`.
+fn runner(cases: u32, source_file: &'static str) -> TestRunner {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(cases);
+    TestRunner::new(Config { cases, source_file: Some(source_file), ..Config::default() })
+}
+
+/// Runs a proptest and panics with the shrunk counter-example.
+fn run_proptest<S: Strategy>(
+    name: &str,
+    mut runner: TestRunner,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), String>,
+) {
+    let start = Instant::now();
+    let cases = runner.config().cases;
+    let result = runner.run(&strategy, |value| test(value).map_err(TestCaseError::fail));
+    eprintln!("{name}: {cases} cases in {:.1} s", start.elapsed().as_secs_f64());
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(reason, value)) => panic!("{name} failed: {reason}\nminimal failing input: {value:#?}"),
+        Err(TestError::Abort(reason)) => panic!("{name} aborted: {reason}"),
+    }
+}
+
+/// GT on random power-law graphs (super nodes, empty rows, self loops, duplicates) with random
+/// shapes, plan options, input magnitudes and seeds.
+pub fn gt_random_power_law_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gt_random_power_law_graphs",
+        runner(budget.cases, source_file),
+        power_law_cases(budget),
+        |((heads, feat), graph, options, magnitude, seed)| {
+            let g = graph.build();
+            let case = GtCase { heads, feat, scale: None, magnitude, options: options.clone() };
+            let report = check_gt_case(backend, &g, &case, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
+/// AGNN on random power-law graphs.
+pub fn agnn_random_power_law_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "agnn_random_power_law_graphs",
+        runner(budget.cases, source_file),
+        power_law_cases(budget),
+        |((heads, feat), graph, options, _, seed)| {
+            let g = graph.build();
+            let report = check_agnn(backend, &g, heads, feat, &options, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
+/// GT on random bipartite blocks (`num_dst ≠ num_src`, with hubs).
+pub fn gt_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gt_random_bipartite_graphs",
+        runner(budget.cases, source_file),
+        bipartite_cases(budget),
+        |((heads, feat), g, options, seed)| {
+            let report = check_gt(backend, &g, heads, feat, &options, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
+/// Every schedule of [`Schedule::ALL`] × every shape of [`SHAPES`] on the sweep graph.
+pub fn every_schedule_and_shape(backend: &Backend, model: Model) {
+    let mut tally = Tally::new(model.pick("gt_every_schedule_and_shape", "agnn_every_schedule_and_shape"));
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        let options = PlanOptions { schedule, ..PlanOptions::default() };
+        for (i, (h, f)) in SHAPES.into_iter().enumerate() {
+            let seed = 1000 + i as u64;
+            let result = model.check(backend, &g, h, f, &options, seed).and_then(|r| honoured(&r, &options, &g));
+            tally.record(result);
+        }
+    }
+    tally.finish();
+}
+
+/// Every schedule with every forced option set of [`forced_options`] × [`FORCED_SHAPES`].
+pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
+    let mut tally =
+        Tally::new(model.pick("gt_forced_options_on_every_schedule", "agnn_forced_options_on_every_schedule"));
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        for (_, options) in forced_options(schedule).into_iter().skip(1) {
+            for (h, f) in FORCED_SHAPES {
+                let result = model.check(backend, &g, h, f, &options, 77).and_then(|r| honoured(&r, &options, &g));
+                tally.record(result);
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// Every named corner case × every schedule × the shapes that fit the budget. AGNN skips the
+/// bipartite graph here (see [`agnn_refuses_bipartite_graphs`]).
+pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
+    let mut tally = Tally::new(model.pick("gt_corner_cases", "agnn_corner_cases"));
+    for (name, g) in corner_graphs(&budget) {
+        if model == Model::Agnn && !g.is_square() {
+            continue;
+        }
+        let shapes = [(1, 7), (3, 33), (2, 128)];
+        for (h, f) in shapes.into_iter().filter(|&(h, f)| g.nnz() * (h * f).max(32) as usize <= budget.work) {
+            for schedule in Schedule::ALL {
+                let options = PlanOptions { schedule, ..PlanOptions::default() };
+                let result = model
+                    .check(backend, &g, h, f, &options, 5)
+                    .and_then(|r| honoured(&r, &options, &g))
+                    .map_err(|e| format!("corner case `{name}`: {e}"));
+                tally.record(result);
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// AGNN on a bipartite block is a clear `Unsupported` error naming it, on every schedule.
+pub fn agnn_refuses_bipartite_graphs(backend: &Backend) {
+    let g = dfgnn_graphs::corner::bipartite();
+    let inputs = AgnnInputs::random(g.num_dst(), 2, 8, 1);
+    for schedule in Schedule::ALL {
+        let options = PlanOptions { schedule, ..PlanOptions::default() };
+        match no_panic(|| run_agnn(backend, &g, 2, 8, &options, &inputs)) {
+            Err(Error::Unsupported { what }) if what.contains("bipartite") => {}
+            Err(e) => panic!("AGNN on a bipartite graph ({schedule}): expected Unsupported naming it, got: {e}"),
+            Ok(_) => panic!("AGNN on a bipartite graph ({schedule}) should be an error"),
+        }
+    }
+}
+
+/// Same inputs, same bits: every schedule (default and with tiny chunks), two shapes, GT and
+/// AGNN, `budget.repeats` runs each on a freshly prepared graph and plan.
+pub fn results_are_bit_identical_run_after_run(backend: &Backend, budget: Budget) {
+    let mut tally = Tally::new("results_are_bit_identical_run_after_run");
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        for (_, options) in forced_options(schedule).into_iter().take(2) {
+            for (h, f) in [(3, 33), (8, 64)] {
+                let case = GtCase::new(h, f, &options);
+                tally.record(check_gt_repeatable(backend, &g, &case, 9, budget.repeats));
+                tally.record(check_agnn_repeatable(backend, &g, h, f, &options, 9, budget.repeats));
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// Features too wide for the fused kernels: `Auto` falls back to a schedule that takes any F
+/// (and is right); forcing a fused schedule is a clear error.
+pub fn wide_features_fall_back_or_error(backend: &Backend) {
+    let mut tally = Tally::new("wide_features_fall_back_or_error");
+    let g = dfgnn_graphs::corner::isolated_nodes();
+    for scalar_loads in [true, false] {
+        let options = PlanOptions { scalar_loads, ..PlanOptions::default() };
+        let result = check_gt(backend, &g, 1, 2000, &options, 3).and_then(|r| {
+            if r.plan.schedule.is_fused() {
+                Err(format!("F = 2000 planned on fused {} (no kernel holds it)", r.plan.schedule))
+            } else {
+                Ok(())
+            }
+        });
+        tally.record(result);
+        tally.record(check_agnn(backend, &g, 1, 2000, &options, 3).map(|_| ()));
+        for schedule in Schedule::ALL.into_iter().filter(|s| s.is_fused()) {
+            let options = PlanOptions { schedule, scalar_loads, ..PlanOptions::default() };
+            let case = GtCase::new(1, 2000, &options);
+            let inputs = GtInputs::random(g.num_dst(), g.num_src(), 1, 2000, 1.0, 3);
+            tally.record(match no_panic(|| run_gt(backend, &g, &case, &inputs)) {
+                Err(Error::Unsupported { what }) if what.contains(schedule.name()) => Ok(()),
+                Err(e) => Err(format!("F = 2000 forced on {schedule}: expected Unsupported naming it, got: {e}")),
+                Ok(_) => Err(format!("F = 2000 forced on {schedule} (scalar loads {scalar_loads}) should be an error")),
+            });
+        }
+    }
+    tally.finish();
+}
+
+/// GT or AGNN, for the bodies that run both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// [`check_gt`].
+    Gt,
+    /// [`check_agnn`].
+    Agnn,
+}
+
+impl Model {
+    fn pick(self, gt: &'static str, agnn: &'static str) -> &'static str {
+        match self {
+            Model::Gt => gt,
+            Model::Agnn => agnn,
+        }
+    }
+
+    fn check(
+        self,
+        backend: &Backend,
+        graph: &Csr,
+        heads: u32,
+        feat: u32,
+        options: &PlanOptions,
+        seed: u64,
+    ) -> Result<Report, String> {
+        match self {
+            Model::Gt => check_gt(backend, graph, heads, feat, options, seed),
+            Model::Agnn => check_agnn(backend, graph, heads, feat, options, seed),
+        }
+    }
+}
+
+/// Runs `f`, turning a panic into `Err` with the panic's message.
+pub fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
+/// Runs a library call, turning a panic into `Err(Error::CheckFailed)` that says the library
+/// panicked where it should have returned an error.
+pub fn no_panic<T>(f: impl FnOnce() -> dfgnn::Result<T>) -> dfgnn::Result<T> {
+    catch_panic(f).unwrap_or_else(|msg| {
+        Err(Error::CheckFailed { what: format!("the library panicked instead of returning an error: {msg}") })
+    })
+}
