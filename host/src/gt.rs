@@ -72,23 +72,25 @@ impl DeviceRows {
         Ok(Self { whole, whole_count: rows.whole_count, split })
     }
 
-    fn whole_units(&self) -> Units {
+    fn whole_units(&self, units_per_block: u32) -> Units {
         Units {
             unit_rows: self.whole.as_ref().map_or(GSlice::empty(), Buffer::view),
             unit_chunks: GSlice::empty(),
             num_units: self.whole_count as u32,
             chunk_edges: 0,
+            units_per_block,
         }
     }
 }
 
 impl DeviceSplit {
-    fn units(&self) -> Units {
+    fn units(&self, units_per_block: u32) -> Units {
         Units {
             unit_rows: self.unit_rows.view(),
             unit_chunks: self.unit_chunks.view(),
             num_units: self.units as u32,
             chunk_edges: self.chunk_edges,
+            units_per_block,
         }
     }
 }
@@ -118,22 +120,23 @@ impl DevicePass {
     }
 }
 
-/// Launches one warp per unit.
+/// Launches `units_per_block` units per block (each taken by one warp).
 ///
 /// # Safety
-/// As [`Backend::launch`]; the kernel takes one warp per unit and ignores warps past `units`.
+/// As [`Backend::launch`]; the kernel's warps take the block's units in turn and ignore units
+/// past `units`.
 unsafe fn launch_warps<P: LaunchParams>(
     backend: &Backend,
     kernel: &KernelRef<P>,
     units: usize,
     block_threads: u32,
+    units_per_block: u32,
     params: &P,
 ) -> Result<()> {
     if units == 0 {
         return Ok(());
     }
-    let warps_per_block = (block_threads / WARP_SIZE) as usize;
-    let blocks = units.div_ceil(warps_per_block);
+    let blocks = units.div_ceil(units_per_block.max(block_threads / WARP_SIZE) as usize);
     if blocks > i32::MAX as usize {
         return Err(Error::Unsupported { what: format!("{units} warps of work in one launch") });
     }
@@ -294,8 +297,6 @@ impl<'g, 'b> Gt<'g, 'b> {
                 out: out.view_mut(),
                 lse: lse.view_mut(),
                 num_groups: gp.first.len() as u32,
-                score_capacity: gp.score_capacity,
-                stage_capacity: gp.stage_capacity,
                 scale_log2: scale * std::f32::consts::LOG2_E,
             };
             if !gp.first.is_empty() {
@@ -310,25 +311,48 @@ impl<'g, 'b> Gt<'g, 'b> {
                 unsafe { backend.launch(&kernel, &config, &params)? };
             }
         } else {
-            let whole =
-                params(pass.rows.whole_units(), GSliceMut::empty(), GSliceMut::empty(), out.view_mut(), lse.view_mut());
+            let whole = params(
+                pass.rows.whole_units(pass.plan.units_per_block),
+                GSliceMut::empty(),
+                GSliceMut::empty(),
+                out.view_mut(),
+                lse.view_mut(),
+            );
             // SAFETY: every slice views a live buffer of this backend with the length the kernel
             // indexes by (shapes checked above, the graph's offsets validated when prepared);
             // inputs are read-only and distinct from the outputs; one warp per unit.
-            unsafe { launch_warps(backend, &kernel, pass.rows.whole_count, pass.plan.block_threads, &whole)? };
+            unsafe {
+                launch_warps(
+                    backend,
+                    &kernel,
+                    pass.rows.whole_count,
+                    pass.plan.block_threads,
+                    pass.plan.units_per_block,
+                    &whole,
+                )?
+            };
         }
         if let Some(split) = &pass.rows.split {
             let mut partial_acc = backend.alloc::<f32>(self.features(split.units))?;
             let mut partial_ml = backend.alloc::<f32>(split.units * heads as usize * 2)?;
             let chunks = params(
-                split.units(),
+                split.units(pass.plan.block_threads / WARP_SIZE),
                 partial_acc.view_mut(),
                 partial_ml.view_mut(),
                 GSliceMut::empty(),
                 GSliceMut::empty(),
             );
             // SAFETY: as above; the partials hold one [H, F] (and [H, 2]) block per unit.
-            unsafe { launch_warps(backend, &kernel, split.units, pass.plan.block_threads, &chunks)? };
+            unsafe {
+                launch_warps(
+                    backend,
+                    &kernel,
+                    split.units,
+                    pass.plan.block_threads,
+                    pass.plan.block_threads / WARP_SIZE,
+                    &chunks,
+                )?
+            };
             let combine = GtCombineParams {
                 rows: split.rows.view(),
                 first_unit: split.first_unit.view(),
@@ -343,7 +367,14 @@ impl<'g, 'b> Gt<'g, 'b> {
             };
             // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
             unsafe {
-                launch_warps(backend, &kernels::GT_FWD_COMBINE, split.rows.len(), pass.plan.block_threads, &combine)?
+                launch_warps(
+                    backend,
+                    &kernels::GT_FWD_COMBINE,
+                    split.rows.len(),
+                    pass.plan.block_threads,
+                    pass.plan.block_threads / WARP_SIZE,
+                    &combine,
+                )?
             };
         }
         Ok(GtForward { out, lse, q, k, v, _inputs: std::marker::PhantomData })
@@ -404,27 +435,45 @@ impl<'g, 'b> Gt<'g, 'b> {
             scale,
         };
         let whole = row_params(
-            rows_pass.rows.whole_units(),
+            rows_pass.rows.whole_units(rows_pass.plan.units_per_block),
             dq.view_mut(),
             delta.view_mut(),
             GSliceMut::empty(),
             ds_dot_rows.view_mut(),
         );
         // SAFETY: as in the forward; `ds_dot` is empty or [N_dst, H].
-        unsafe { launch_warps(backend, &kernel, rows_pass.rows.whole_count, rows_pass.plan.block_threads, &whole)? };
+        unsafe {
+            launch_warps(
+                backend,
+                &kernel,
+                rows_pass.rows.whole_count,
+                rows_pass.plan.block_threads,
+                rows_pass.plan.units_per_block,
+                &whole,
+            )?
+        };
         let mut ds_dot_chunks = backend.zeros::<f32>(0)?;
         if let Some(split) = &rows_pass.rows.split {
             let mut partial = backend.alloc::<f32>(self.features(split.units))?;
             ds_dot_chunks = backend.zeros::<f32>(if want_ds_dot { split.units * heads as usize } else { 0 })?;
             let chunks = row_params(
-                split.units(),
+                split.units(rows_pass.plan.block_threads / WARP_SIZE),
                 GSliceMut::empty(),
                 delta.view_mut(),
                 partial.view_mut(),
                 ds_dot_chunks.view_mut(),
             );
             // SAFETY: as above; partials are one [H, F] block per unit.
-            unsafe { launch_warps(backend, &kernel, split.units, rows_pass.plan.block_threads, &chunks)? };
+            unsafe {
+                launch_warps(
+                    backend,
+                    &kernel,
+                    split.units,
+                    rows_pass.plan.block_threads,
+                    rows_pass.plan.block_threads / WARP_SIZE,
+                    &chunks,
+                )?
+            };
             let combine = self.sum_combine(split, partial.view(), dq.view_mut(), scale);
             // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
             unsafe {
@@ -433,6 +482,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     &kernels::GT_SUM_COMBINE,
                     split.rows.len(),
                     rows_pass.plan.block_threads,
+                    rows_pass.plan.block_threads / WARP_SIZE,
                     &combine,
                 )?
             };
@@ -465,7 +515,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             scale,
         };
         let whole = col_params(
-            cols_pass.rows.whole_units(),
+            cols_pass.rows.whole_units(cols_pass.plan.units_per_block),
             dk.view_mut(),
             dv.view_mut(),
             GSliceMut::empty(),
@@ -473,12 +523,21 @@ impl<'g, 'b> Gt<'g, 'b> {
             delta.view(),
         );
         // SAFETY: as in the forward, over the CSC; `delta` was completed by the row pass.
-        unsafe { launch_warps(backend, &kernel, cols_pass.rows.whole_count, cols_pass.plan.block_threads, &whole)? };
+        unsafe {
+            launch_warps(
+                backend,
+                &kernel,
+                cols_pass.rows.whole_count,
+                cols_pass.plan.block_threads,
+                cols_pass.plan.units_per_block,
+                &whole,
+            )?
+        };
         if let Some(split) = &cols_pass.rows.split {
             let mut partial_dk = backend.alloc::<f32>(self.features(split.units))?;
             let mut partial_dv = backend.alloc::<f32>(self.features(split.units))?;
             let chunks = col_params(
-                split.units(),
+                split.units(cols_pass.plan.block_threads / WARP_SIZE),
                 GSliceMut::empty(),
                 GSliceMut::empty(),
                 partial_dk.view_mut(),
@@ -486,7 +545,16 @@ impl<'g, 'b> Gt<'g, 'b> {
                 delta.view(),
             );
             // SAFETY: as above.
-            unsafe { launch_warps(backend, &kernel, split.units, cols_pass.plan.block_threads, &chunks)? };
+            unsafe {
+                launch_warps(
+                    backend,
+                    &kernel,
+                    split.units,
+                    cols_pass.plan.block_threads,
+                    cols_pass.plan.block_threads / WARP_SIZE,
+                    &chunks,
+                )?
+            };
             let combine_dk = self.sum_combine(split, partial_dk.view(), dk.view_mut(), scale);
             // SAFETY: `first_unit` indexes the partials just written.
             unsafe {
@@ -495,6 +563,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     &kernels::GT_SUM_COMBINE,
                     split.rows.len(),
                     cols_pass.plan.block_threads,
+                    cols_pass.plan.block_threads / WARP_SIZE,
                     &combine_dk,
                 )?
             };
@@ -506,6 +575,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     &kernels::GT_SUM_COMBINE,
                     split.rows.len(),
                     cols_pass.plan.block_threads,
+                    cols_pass.plan.block_threads / WARP_SIZE,
                     &combine_dv,
                 )?
             };

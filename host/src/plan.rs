@@ -105,6 +105,8 @@ pub struct PlanOptions {
     pub scalar_loads: bool,
     /// Threads per block of the row kernels (a multiple of 32, at most 1024).
     pub block_threads: Option<u32>,
+    /// Rows (units) per block of the row kernels, taken by its warps in turn.
+    pub units_per_block: Option<u32>,
     /// Shared memory a `row_group` block may use, in bytes.
     pub group_shared_bytes: Option<u32>,
     /// Largest rows per `row_group` group.
@@ -207,6 +209,8 @@ pub struct PassPlan {
     pub rows: RowPlan,
     /// Threads per block.
     pub block_threads: u32,
+    /// Units per block (at least the warps per block).
+    pub units_per_block: u32,
 }
 
 /// Everything the attention kernels need to know to run on one graph and feature shape.
@@ -235,10 +239,34 @@ pub struct Plan {
 pub const DEFAULT_SPLIT_THRESHOLD: u64 = 2048;
 /// Edges per chunk of a split row by default.
 pub const DEFAULT_CHUNK_EDGES: u32 = 512;
-/// Threads per block of the row kernels by default: 4 warps.
+/// Threads per block of the forward row kernel by default: 4 warps (H200: 9.8 ms against 10.1
+/// with 8 warps on er-1M-d16, 4×64).
 pub const DEFAULT_BLOCK_THREADS: u32 = 128;
-/// Most slots the forward uses by default; more heads take more passes (8 only for wide heads).
-pub const DEFAULT_MAX_SLOTS: u32 = 4;
+/// Threads per block of the backward passes by default: 2 warps, for the finest spread of their
+/// register-heavy warps over the multiprocessors.
+pub const DEFAULT_BACKWARD_BLOCK_THREADS: u32 = 64;
+/// Most slots per lane by default: one, so that more heads take more passes over a row rather
+/// than more registers (H200, er-1M-d16, 4×64: forward 9.6 against 10.0 ms, forward+backward
+/// 36 against 41 ms); wide heads still take the slots they need.
+pub const DEFAULT_MAX_SLOTS: u32 = 1;
+/// A median row span (largest minus smallest column) at most this marks a graph whose rows share
+/// neighbours with the rows next to them (batches of small graphs).
+pub const LOCAL_SPAN: u64 = 4096;
+
+/// Units per block for graphs whose rows' neighbours lie near each other: enough rows that a
+/// block covers the neighbourhood (and its keys and values stay in one L1), else `None`.
+fn locality_units(graph: &GraphShape<'_>, warps: u32) -> Option<u32> {
+    let mut spans: Vec<u64> = (0..graph.row_min_col.len())
+        .filter(|&r| graph.row_min_col[r] <= graph.row_max_col[r])
+        .map(|r| (graph.row_max_col[r] - graph.row_min_col[r]) as u64 + 1)
+        .collect();
+    if spans.is_empty() {
+        return None;
+    }
+    let mid = spans.len() / 2;
+    let median = *spans.select_nth_unstable(mid).1;
+    (median <= LOCAL_SPAN).then(|| (median.next_power_of_two() as u32).clamp(warps, 512))
+}
 
 /// Plans level 1 over rows with the given CSR (or CSC) offsets.
 fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32) -> Result<RowPlan> {
@@ -347,6 +375,7 @@ fn form_groups(
     };
     let mut heavy = heavy.iter().peekable();
     let mut r = 0usize;
+    let mut shared = 0u64;
     while r < n {
         if heavy.peek().is_some_and(|&&h| h as usize == r) {
             heavy.next();
@@ -379,8 +408,9 @@ fn form_groups(
             plan.stage_capacity = plan.stage_capacity.max(span);
         }
         plan.score_capacity = plan.score_capacity.max(edges as u32);
+        shared = shared.max(score_bytes(edges) + stage_bytes(span as u64));
     }
-    plan.shared_bytes = (score_bytes(plan.score_capacity as u64) + stage_bytes(plan.stage_capacity as u64)) as u32;
+    plan.shared_bytes = shared as u32;
     Some(plan)
 }
 
@@ -402,20 +432,38 @@ pub fn plan(
         return Err(Error::Unsupported { what: "chunks of 0 edges".to_string() });
     }
     let block_threads = options.block_threads.unwrap_or(DEFAULT_BLOCK_THREADS);
+    let backward_threads = options.block_threads.unwrap_or(DEFAULT_BACKWARD_BLOCK_THREADS);
     if block_threads == 0 || !block_threads.is_multiple_of(WARP_SIZE) || block_threads > 1024 {
         return Err(Error::Unsupported {
             what: format!("{block_threads} threads per block (a multiple of 32, at most 1024)"),
         });
     }
+    let units_for = |threads: u32| -> Result<u32> {
+        let warps = threads / WARP_SIZE;
+        match options.units_per_block {
+            Some(u) if u < warps => {
+                Err(Error::Unsupported { what: format!("{u} units per block with {warps} warps per block") })
+            }
+            Some(u) => Ok(u),
+            None => Ok(locality_units(graph, warps).unwrap_or(warps)),
+        }
+    };
+    let (forward_units, backward_units) = (units_for(block_threads)?, units_for(backward_threads)?);
+    if options.units_per_block.is_none() && forward_units > block_threads / WARP_SIZE {
+        reasons.push(format!(
+            "locality: rows' neighbours lie close together; a block takes {forward_units} consecutive rows"
+        ));
+    }
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
     let width = if feat.is_multiple_of(4) && !options.scalar_loads { 4 } else { 1 };
-    let layout_for = |max_slots: u32| -> Result<LaneLayout> {
-        let cap = options.max_slots.unwrap_or(max_slots).min(max_slots);
+    // `hard_cap`: the most slots a pass has kernels for without spilling.
+    let layout_for = |hard_cap: u32| -> Result<LaneLayout> {
+        let cap = options.max_slots.unwrap_or(DEFAULT_MAX_SLOTS).min(hard_cap);
         // Wide heads need their slots whatever the default cap.
         let needed = slots_per_head(feat / width);
-        lane_layout(heads, feat, width, cap.max(needed.min(8)))
+        lane_layout(heads, feat, width, cap.max(needed.min(hard_cap)))
     };
-    let forward_layout = layout_for(DEFAULT_MAX_SLOTS);
+    let forward_layout = layout_for(8);
 
     // Row groups, with sources staged when that pays (batches of small graphs).
     let budget = options.group_shared_bytes.unwrap_or(DEFAULT_GROUP_SHARED_BYTES).min(max_shared_bytes);
@@ -447,12 +495,6 @@ pub fn plan(
         (Schedule::Auto, Err(e)) => {
             reasons.push(format!("edge_parallel: the fused kernels cannot hold this shape ({e})"));
             Schedule::EdgeParallel
-        }
-        (Schedule::Auto, Ok(_)) if staged_groups.is_some() => {
-            reasons.push(format!(
-                "row_group: groups of rows whose neighbours fit in {budget} bytes of shared memory with their scores; each staged source row is read {MIN_STAGING_REUSE} times or more"
-            ));
-            Schedule::RowGroup
         }
         (Schedule::Auto, Ok(_)) if row_max > threshold || col_max > threshold => {
             reasons.push(format!(
@@ -515,7 +557,12 @@ pub fn plan(
                 WARP_SIZE / layout.map.edge_width,
                 layout.passes
             ));
-            Ok(PassPlan { layout, rows: plan_rows(row_offsets, split, chunk_edges)?, block_threads })
+            Ok(PassPlan {
+                layout,
+                rows: plan_rows(row_offsets, split, chunk_edges)?,
+                block_threads,
+                units_per_block: forward_units,
+            })
         }
         Err(e) => Err(e.to_string()),
     };
@@ -525,13 +572,15 @@ pub fn plan(
     let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {
         Ok(layout) => {
-            Ok(PassPlan { layout: *layout, rows: plan_rows(row_offsets, backward_split, chunk_edges)?, block_threads })
+            let rows = plan_rows(row_offsets, backward_split, chunk_edges)?;
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
         }
         Err(e) => Err(e.clone()),
     };
     let backward_cols = match &backward_layout {
         Ok(layout) => {
-            Ok(PassPlan { layout: *layout, rows: plan_rows(col_offsets, backward_split, chunk_edges)?, block_threads })
+            let rows = plan_rows(col_offsets, backward_split, chunk_edges)?;
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
         }
         Err(e) => Err(e.clone()),
     };

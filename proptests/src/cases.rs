@@ -30,9 +30,10 @@ pub struct Budget {
     pub cases: u32,
     /// Largest nodes of a random graph.
     pub max_nodes: usize,
-    /// Largest `edges × max(H·F, 32)` of a random case (the emulator's cost is about linear in
-    /// it, ~0.4 µs each with the reference).
+    /// Largest [`cost`] of a random case (about 2 ns each on the emulator, reference included).
     pub work: usize,
+    /// Largest [`cost`] of a corner case with a given shape (larger shapes are left out).
+    pub corner_work: usize,
     /// Leaves of the star corner case (its hub has this in- and out-degree).
     pub star_leaves: usize,
     /// Whether the large corner cases (`random_1025`, `hubs`) run.
@@ -42,12 +43,14 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// The emulator: small graphs (≤ 150 nodes, a few thousand edges), 24 cases per proptest.
-    /// The hub of the star still exceeds the default split threshold (2048 edges).
+    /// The emulator: small graphs (≤ 150 nodes, a few thousand edges), 32 cases per proptest,
+    /// about 0.8 s at most per random check. The hub of the star still exceeds the default split
+    /// threshold (2048 edges).
     pub const EMULATOR: Budget = Budget {
-        cases: 24,
+        cases: 32,
         max_nodes: 150,
-        work: 1_500_000,
+        work: 400_000,
+        corner_work: 500_000,
         star_leaves: 2100,
         large_corners: true,
         repeats: 2,
@@ -57,7 +60,8 @@ impl Budget {
     pub const GPU: Budget = Budget {
         cases: 96,
         max_nodes: 1500,
-        work: 60_000_000,
+        work: 20_000_000,
+        corner_work: usize::MAX,
         star_leaves: corner::STAR_HUB_DEGREE,
         large_corners: true,
         repeats: 5,
@@ -66,9 +70,16 @@ impl Budget {
     /// The largest power-law graph (in nodes) for `heads` × `feat` within [`Budget::work`]: such
     /// a graph has up to about 20 edges per node (mean degree < 8 plus three hubs of 4 n).
     pub fn nodes_for(&self, heads: u32, feat: u32) -> usize {
-        let lanes = (heads as usize * feat as usize).max(32);
-        (self.work / (20 * lanes)).clamp(4, self.max_nodes)
+        (self.work / (20 * cost(1, heads, feat))).clamp(4, self.max_nodes)
     }
+}
+
+/// The emulator's cost of a check, in lane slots × edges: each edge costs a warp step over the
+/// lanes that cover all its heads (`H` × `F` rounded up to a power of two of loads, 16-byte loads
+/// when `F % 4 == 0`), at least a warp's worth.
+pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
+    let loads = if feat % 4 == 0 { feat / 4 } else { feat };
+    edges * (heads as usize * loads.next_power_of_two() as usize).max(32)
 }
 
 /// Forced plan options for a schedule, by name: the schedule alone, then with its knobs at the
@@ -80,21 +91,22 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
         ("default", base.clone()),
         ("split>3 chunks of 2", PlanOptions { split_threshold: Some(3), chunk_edges: Some(2), ..base.clone() }),
         ("split>0 chunks of 1", PlanOptions { split_threshold: Some(0), chunk_edges: Some(1), ..base.clone() }),
-        ("split>8 chunks of 5, 64 threads", PlanOptions {
-            split_threshold: Some(8),
-            chunk_edges: Some(5),
-            block_threads: Some(64),
-            ..base.clone()
-        }),
+        (
+            "split>8 chunks of 5, 64 threads",
+            PlanOptions { split_threshold: Some(8), chunk_edges: Some(5), block_threads: Some(64), ..base.clone() },
+        ),
         ("scalar loads, 32 threads", PlanOptions { scalar_loads: true, block_threads: Some(32), ..base.clone() }),
         ("1 slot, 256 threads", PlanOptions { max_slots: Some(1), block_threads: Some(256), ..base.clone() }),
         ("2 slots, 1024 threads", PlanOptions { max_slots: Some(2), block_threads: Some(1024), ..base.clone() }),
-        ("groups of 3 rows in 512 bytes, unstaged", PlanOptions {
-            group_rows: Some(3),
-            group_shared_bytes: Some(512),
-            group_staging: Some(false),
-            ..base.clone()
-        }),
+        (
+            "groups of 3 rows in 512 bytes, unstaged",
+            PlanOptions {
+                group_rows: Some(3),
+                group_shared_bytes: Some(512),
+                group_staging: Some(false),
+                ..base.clone()
+            },
+        ),
         ("groups in 0 bytes", PlanOptions { group_shared_bytes: Some(0), ..base }),
     ]
 }
@@ -196,17 +208,9 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
 
 /// A random GT or AGNN case: shape, power-law graph sized for the shape within `budget`, plan
 /// options, the magnitude of `q` and `k` (1, or 4 for peaky softmaxes), and the input seed.
-pub fn power_law_cases(
-    budget: Budget,
-) -> impl Strategy<Value = ((u32, u32), PowerLawCase, PlanOptions, f32, u64)> {
+pub fn power_law_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), PowerLawCase, PlanOptions, f32, u64)> {
     shape().prop_flat_map(move |(h, f)| {
-        (
-            Just((h, f)),
-            power_law_case(budget.nodes_for(h, f)),
-            plan_options(),
-            select(vec![1.0f32, 4.0]),
-            any::<u64>(),
-        )
+        (Just((h, f)), power_law_case(budget.nodes_for(h, f)), plan_options(), select(vec![1.0f32, 4.0]), any::<u64>())
     })
 }
 

@@ -7,10 +7,11 @@ use std::time::Instant;
 use dfgnn::{Backend, Error, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 use proptest::strategy::Strategy;
-use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
 use crate::cases::{
-    Budget, FORCED_SHAPES, SHAPES, bipartite_cases, corner_graphs, forced_options, power_law_cases, sweep_graph,
+    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, forced_options, power_law_cases,
+    sweep_graph,
 };
 use crate::gt::{GtCase, check_gt_case, check_gt_repeatable};
 use crate::inputs::{AgnnInputs, GtInputs};
@@ -77,7 +78,12 @@ fn honoured(report: &Report, options: &PlanOptions, graph: &Csr) -> Result<(), S
 /// `source_file`.
 fn runner(cases: u32, source_file: &'static str) -> TestRunner {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(cases);
-    TestRunner::new(Config { cases, source_file: Some(source_file), ..Config::default() })
+    TestRunner::new(Config {
+        cases,
+        source_file: Some(source_file),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    })
 }
 
 /// Runs a proptest and panics with the shrunk counter-example.
@@ -172,6 +178,27 @@ pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
     tally.finish();
 }
 
+/// The full sweep: every H of [`HEADS`] × every F of [`FEATS`] × every schedule × every forced
+/// option set, GT and AGNN, on the sweep graph (slow on the emulator: about 3,500 checks).
+pub fn full_cross_product(backend: &Backend) {
+    let mut tally = Tally::new("full_cross_product");
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        for (_, options) in forced_options(schedule) {
+            for h in HEADS {
+                for f in FEATS {
+                    for model in [Model::Gt, Model::Agnn] {
+                        let result =
+                            model.check(backend, &g, h, f, &options, 31).and_then(|r| honoured(&r, &options, &g));
+                        tally.record(result);
+                    }
+                }
+            }
+        }
+    }
+    tally.finish();
+}
+
 /// Every named corner case × every schedule × the shapes that fit the budget. AGNN skips the
 /// bipartite graph here (see [`agnn_refuses_bipartite_graphs`]).
 pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
@@ -181,7 +208,7 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
             continue;
         }
         let shapes = [(1, 7), (3, 33), (2, 128)];
-        for (h, f) in shapes.into_iter().filter(|&(h, f)| g.nnz() * (h * f).max(32) as usize <= budget.work) {
+        for (h, f) in shapes.into_iter().filter(|&(h, f)| cost(g.nnz(), h, f) <= budget.corner_work) {
             for schedule in Schedule::ALL {
                 let options = PlanOptions { schedule, ..PlanOptions::default() };
                 let result = model

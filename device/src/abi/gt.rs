@@ -24,6 +24,9 @@ pub struct Units {
     pub num_units: u32,
     /// Edges per chunk in split mode; 0 for whole rows.
     pub chunk_edges: u32,
+    /// Units per block (at least the warps per block): block `b` takes units
+    /// `[b·units_per_block, (b+1)·units_per_block)`, its warps in turn.
+    pub units_per_block: u32,
 }
 
 /// The feature shape and lane mapping shared by all GT kernels.
@@ -69,7 +72,7 @@ pub struct GtFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtFwdParams {}
-const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 216);
+const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 224);
 
 /// `gt_fwd_combine`: merges the partial results of split rows into `out` and `lse`.
 #[repr(C)]
@@ -137,7 +140,7 @@ pub struct GtBwdRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdRowsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdRowsParams>() == 264);
+const _: () = assert!(core::mem::size_of::<GtBwdRowsParams>() == 272);
 
 /// `gt_bwd_cols_*`: the column pass of the backward over the CSC: dk and dv.
 #[repr(C)]
@@ -176,7 +179,7 @@ pub struct GtBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 264);
+const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 272);
 
 /// `gt_group_*`: DF-GNN's "hyper" schedule — a block owns a group of consecutive rows; its
 /// scores live in shared memory; optionally the groups' source rows of `k` and `v` are staged in
@@ -196,7 +199,7 @@ pub struct GtGroupParams {
     pub group_end: GSlice<u32>,
     /// `[G]` first staged source node of each group; empty when nothing is staged.
     pub stage_first: GSlice<u32>,
-    /// `[G]` staged source nodes of each group (at most `stage_capacity`).
+    /// `[G]` staged source nodes of each group.
     pub stage_count: GSlice<u32>,
     /// Heads, features, lane mapping.
     pub shape: FeatureShape,
@@ -212,13 +215,9 @@ pub struct GtGroupParams {
     pub lse: GSliceMut<f32>,
     /// Number of groups `G` (= blocks).
     pub num_groups: u32,
-    /// Edges the score region of shared memory holds (the largest group's).
-    pub score_capacity: u32,
-    /// Source nodes the staging regions hold (0 when nothing is staged).
-    pub stage_capacity: u32,
     /// The score scale times log2(e).
     pub scale_log2: f32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtGroupParams {}
-const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 232);
+const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 224);

@@ -1,5 +1,10 @@
-//! Which edges a warp owns: the unit of work of the row and column kernels (the analogue of
+//! Which edges a warp owns: the units of work of the row and column kernels (the analogue of
 //! FlashAttention's `BlockInfo`: offsets only).
+//!
+//! Block `b` owns units `[b·U, (b+1)·U)` with `U = units.units_per_block`; its warps take them in
+//! turn (warp `w` takes `b·U + w`, `b·U + w + warps`, …). With `U` equal to the warps per block
+//! each warp takes one unit; a larger `U` keeps a run of neighbouring rows on one multiprocessor,
+//! so rows that share neighbours (batches of small graphs) find them in its L1 cache.
 
 use crate::abi::Units;
 use crate::simt::{self, GSlice, WARP_SIZE};
@@ -21,22 +26,40 @@ pub struct Work {
     pub chunk: u32,
 }
 
-/// The unit of this warp (`block.x / WARP_SIZE` warps per block, one unit each), or `None` past
-/// the last unit. Uniform across the warp.
+/// The units of this warp, in order. Uniform across the warp.
+pub struct WarpUnits {
+    next: u32,
+    end: u32,
+    step: u32,
+}
+
+/// The units this warp takes.
 #[inline(always)]
-pub fn this_warp(offsets: &GSlice<u64>, units: &Units) -> Option<Work> {
-    let warps = simt::block_dim().x / WARP_SIZE;
-    let unit = simt::block_idx().x * warps + simt::warp_id();
-    if unit >= units.num_units {
-        return None;
+pub fn warp_units(units: &Units) -> WarpUnits {
+    let per_block = units.units_per_block;
+    let first = simt::block_idx().x as u64 * per_block as u64;
+    let end = (first + per_block as u64).min(units.num_units as u64) as u32;
+    let next = (first + simt::warp_id() as u64).min(end as u64) as u32;
+    WarpUnits { next, end, step: simt::block_dim().x / WARP_SIZE }
+}
+
+impl WarpUnits {
+    /// The next unit, or `None` when this warp is done.
+    #[inline(always)]
+    pub fn next(&mut self, offsets: &GSlice<u64>, units: &Units) -> Option<Work> {
+        if self.next >= self.end {
+            return None;
+        }
+        let unit = self.next;
+        self.next = self.next.saturating_add(self.step);
+        let row = if units.unit_rows.is_empty() { unit } else { units.unit_rows.load(unit as usize) };
+        let (first, last) = (offsets.load(row as usize), offsets.load(row as usize + 1));
+        if units.chunk_edges == 0 {
+            return Some(Work { unit, row, start: first, end: last, split: false, chunk: 0 });
+        }
+        let chunk = units.unit_chunks.load(unit as usize);
+        let start = first + chunk as u64 * units.chunk_edges as u64;
+        let end = (start + units.chunk_edges as u64).min(last);
+        Some(Work { unit, row, start, end, split: true, chunk })
     }
-    let row = if units.unit_rows.is_empty() { unit } else { units.unit_rows.load(unit as usize) };
-    let (first, last) = (offsets.load(row as usize), offsets.load(row as usize + 1));
-    if units.chunk_edges == 0 {
-        return Some(Work { unit, row, start: first, end: last, split: false, chunk: 0 });
-    }
-    let chunk = units.unit_chunks.load(unit as usize);
-    let start = first + chunk as u64 * units.chunk_edges as u64;
-    let end = (start + units.chunk_edges as u64).min(last);
-    Some(Work { unit, row, start, end, split: true, chunk })
 }

@@ -24,102 +24,102 @@ use crate::simt::{self, WARP_SIZE, math};
 /// The column-pass body for one vector type, `SLOTS` vectors per lane and `CHUNK` edges per step.
 #[inline(always)]
 pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBwdColsParams) {
-    let Some(work) = segment::this_warp(&p.csc_offsets, &p.units) else {
-        return;
-    };
-    let lane = simt::lane_id();
-    let map = p.shape.lanes;
-    let heads = p.shape.heads;
-    let fv = p.shape.feat / V::WIDTH as u32;
-    let (q, k, v, d_out) = (p.q.cast::<V>(), p.k.cast::<V>(), p.v.cast::<V>(), p.d_out.cast::<V>());
-    let group = map.edge_group(lane);
-    let groups = map.edge_groups();
-    let scale_log2 = p.scale * math::LOG2_E;
-    let at = |node: u32, slot: Slot| {
-        ((node as usize * heads as usize + slot.head as usize) * fv as usize) + slot.vector as usize
-    };
-    let scalar = |node: u32, slot: Slot| node as usize * heads as usize + slot.head as usize;
+    let mut units = segment::warp_units(&p.units);
+    while let Some(work) = units.next(&p.csc_offsets, &p.units) {
+        let lane = simt::lane_id();
+        let map = p.shape.lanes;
+        let heads = p.shape.heads;
+        let fv = p.shape.feat / V::WIDTH as u32;
+        let (q, k, v, d_out) = (p.q.cast::<V>(), p.k.cast::<V>(), p.v.cast::<V>(), p.d_out.cast::<V>());
+        let group = map.edge_group(lane);
+        let groups = map.edge_groups();
+        let scale_log2 = p.scale * math::LOG2_E;
+        let at = |node: u32, slot: Slot| {
+            ((node as usize * heads as usize + slot.head as usize) * fv as usize) + slot.vector as usize
+        };
+        let scalar = |node: u32, slot: Slot| node as usize * heads as usize + slot.head as usize;
 
-    let mut head0 = 0;
-    while head0 < heads {
-        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
-        // Prologue: this source node's key and value.
-        let kj: [V; SLOTS] =
-            core::array::from_fn(|s| if slots[s].active { k.load(at(work.row, slots[s])) } else { V::zero() });
-        let vj: [V; SLOTS] =
-            core::array::from_fn(|s| if slots[s].active { v.load(at(work.row, slots[s])) } else { V::zero() });
-        let mut dk = [V::zero(); SLOTS];
-        let mut dv = [V::zero(); SLOTS];
+        let mut head0 = 0;
+        while head0 < heads {
+            let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+            // Prologue: this source node's key and value.
+            let kj: [V; SLOTS] =
+                core::array::from_fn(|s| if slots[s].active { k.load(at(work.row, slots[s])) } else { V::zero() });
+            let vj: [V; SLOTS] =
+                core::array::from_fn(|s| if slots[s].active { v.load(at(work.row, slots[s])) } else { V::zero() });
+            let mut dk = [V::zero(); SLOTS];
+            let mut dv = [V::zero(); SLOTS];
 
-        // Main loop over chunks of CHUNK in-edges per edge group.
-        let mut base = work.start;
-        while base < work.end {
-            let mut rows = [0u32; CHUNK];
-            let mut valid = [false; CHUNK];
-            let mut queries = [[V::zero(); SLOTS]; CHUNK];
-            let mut grads = [[V::zero(); SLOTS]; CHUNK];
-            let mut lse2 = [[0.0f32; SLOTS]; CHUNK];
-            let mut deltas = [[0.0f32; SLOTS]; CHUNK];
-            unroll!(CHUNK, |c| {
-                let e = base + (c as u32 * groups + group) as u64;
-                valid[c] = e < work.end;
-                if valid[c] {
-                    rows[c] = p.csc_rows.load(e as usize);
-                    unroll!(SLOTS, |s| {
-                        if slots[s].active {
-                            queries[c][s] = q.load(at(rows[c], slots[s]));
-                            grads[c][s] = d_out.load(at(rows[c], slots[s]));
-                            // The row's scalars, loaded with its vectors so their latency overlaps.
-                            lse2[c][s] = p.lse.load(scalar(rows[c], slots[s])) * math::LOG2_E;
-                            deltas[c][s] = p.delta.load(scalar(rows[c], slots[s]));
-                        }
-                    });
-                }
-            });
-            unroll!(CHUNK, |c| {
-                let mut qk: [f32; SLOTS] = core::array::from_fn(|s| queries[c][s].dot(kj[s]));
-                let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads[c][s].dot(vj[s]));
-                map.head_sum(&mut qk);
-                map.head_sum(&mut dov);
-                if valid[c] {
-                    unroll!(SLOTS, |s| {
-                        if slots[s].active {
-                            let alpha = math::exp2(scale_log2 * qk[s] - lse2[c][s]);
-                            let ds = alpha * (dov[s] - deltas[c][s]);
-                            dk[s] = queries[c][s].mul_add(ds, dk[s]);
-                            dv[s] = grads[c][s].mul_add(alpha, dv[s]);
-                        }
-                    });
-                }
-            });
-            base += (CHUNK as u32 * groups) as u64;
-        }
-
-        // Sum the edge groups (butterfly).
-        let mut offset = map.edge_width;
-        while offset < WARP_SIZE {
-            unroll!(SLOTS, |s| {
-                dk[s] = dk[s].add(dk[s].shfl_xor(offset));
-                dv[s] = dv[s].add(dv[s].shfl_xor(offset));
-            });
-            offset *= 2;
-        }
-
-        // Epilogue.
-        if group == 0 {
-            unroll!(SLOTS, |s| {
-                let slot = slots[s];
-                if slot.active {
-                    if work.split {
-                        p.partial_dk.cast::<V>().store(at(work.unit, slot), dk[s]);
-                        p.partial_dv.cast::<V>().store(at(work.unit, slot), dv[s]);
-                    } else {
-                        p.dk.cast::<V>().store(at(work.row, slot), dk[s].scale(p.scale));
-                        p.dv.cast::<V>().store(at(work.row, slot), dv[s]);
+            // Main loop over chunks of CHUNK in-edges per edge group.
+            let mut base = work.start;
+            while base < work.end {
+                let mut rows = [0u32; CHUNK];
+                let mut valid = [false; CHUNK];
+                let mut queries = [[V::zero(); SLOTS]; CHUNK];
+                let mut grads = [[V::zero(); SLOTS]; CHUNK];
+                let mut lse2 = [[0.0f32; SLOTS]; CHUNK];
+                let mut deltas = [[0.0f32; SLOTS]; CHUNK];
+                unroll!(CHUNK, |c| {
+                    let e = base + (c as u32 * groups + group) as u64;
+                    valid[c] = e < work.end;
+                    if valid[c] {
+                        rows[c] = p.csc_rows.load(e as usize);
+                        unroll!(SLOTS, |s| {
+                            if slots[s].active {
+                                queries[c][s] = q.load(at(rows[c], slots[s]));
+                                grads[c][s] = d_out.load(at(rows[c], slots[s]));
+                                // The row's scalars, loaded with its vectors so their latency overlaps.
+                                lse2[c][s] = p.lse.load(scalar(rows[c], slots[s])) * math::LOG2_E;
+                                deltas[c][s] = p.delta.load(scalar(rows[c], slots[s]));
+                            }
+                        });
                     }
-                }
-            });
+                });
+                unroll!(CHUNK, |c| {
+                    let mut qk: [f32; SLOTS] = core::array::from_fn(|s| queries[c][s].dot(kj[s]));
+                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads[c][s].dot(vj[s]));
+                    map.head_sum(&mut qk);
+                    map.head_sum(&mut dov);
+                    if valid[c] {
+                        unroll!(SLOTS, |s| {
+                            if slots[s].active {
+                                let alpha = math::exp2(scale_log2 * qk[s] - lse2[c][s]);
+                                let ds = alpha * (dov[s] - deltas[c][s]);
+                                dk[s] = queries[c][s].mul_add(ds, dk[s]);
+                                dv[s] = grads[c][s].mul_add(alpha, dv[s]);
+                            }
+                        });
+                    }
+                });
+                base += (CHUNK as u32 * groups) as u64;
+            }
+
+            // Sum the edge groups (butterfly).
+            let mut offset = map.edge_width;
+            while offset < WARP_SIZE {
+                unroll!(SLOTS, |s| {
+                    dk[s] = dk[s].add(dk[s].shfl_xor(offset));
+                    dv[s] = dv[s].add(dv[s].shfl_xor(offset));
+                });
+                offset *= 2;
+            }
+
+            // Epilogue.
+            if group == 0 {
+                unroll!(SLOTS, |s| {
+                    let slot = slots[s];
+                    if slot.active {
+                        if work.split {
+                            p.partial_dk.cast::<V>().store(at(work.unit, slot), dk[s]);
+                            p.partial_dv.cast::<V>().store(at(work.unit, slot), dv[s]);
+                        } else {
+                            p.dk.cast::<V>().store(at(work.row, slot), dk[s].scale(p.scale));
+                            p.dv.cast::<V>().store(at(work.row, slot), dv[s]);
+                        }
+                    }
+                });
+            }
+            head0 += map.heads_per_pass;
         }
-        head0 += map.heads_per_pass;
     }
 }

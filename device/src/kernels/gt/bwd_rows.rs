@@ -24,110 +24,110 @@ use crate::simt::{self, FULL_MASK, WARP_SIZE, math, warp};
 /// The row-pass body for one vector type, `SLOTS` vectors per lane and `CHUNK` edges per step.
 #[inline(always)]
 pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBwdRowsParams) {
-    let Some(work) = segment::this_warp(&p.offsets, &p.units) else {
-        return;
-    };
-    let lane = simt::lane_id();
-    let map = p.shape.lanes;
-    let heads = p.shape.heads;
-    let fv = p.shape.feat / V::WIDTH as u32;
-    let (q, k, v) = (p.q.cast::<V>(), p.k.cast::<V>(), p.v.cast::<V>());
-    let (out, d_out) = (p.out.cast::<V>(), p.d_out.cast::<V>());
-    let group = map.edge_group(lane);
-    let groups = map.edge_groups();
-    let scale_log2 = p.scale * math::LOG2_E;
-    let at = |node: u32, slot: Slot| {
-        ((node as usize * heads as usize + slot.head as usize) * fv as usize) + slot.vector as usize
-    };
-    let scalar = |node: u32, slot: Slot| node as usize * heads as usize + slot.head as usize;
-
-    let mut head0 = 0;
-    while head0 < heads {
-        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
-        let load = |x: &simt::GSlice<V>, s: usize| {
-            if slots[s].active { x.load(at(work.row, slots[s])) } else { V::zero() }
+    let mut units = segment::warp_units(&p.units);
+    while let Some(work) = units.next(&p.offsets, &p.units) {
+        let lane = simt::lane_id();
+        let map = p.shape.lanes;
+        let heads = p.shape.heads;
+        let fv = p.shape.feat / V::WIDTH as u32;
+        let (q, k, v) = (p.q.cast::<V>(), p.k.cast::<V>(), p.v.cast::<V>());
+        let (out, d_out) = (p.out.cast::<V>(), p.d_out.cast::<V>());
+        let group = map.edge_group(lane);
+        let groups = map.edge_groups();
+        let scale_log2 = p.scale * math::LOG2_E;
+        let at = |node: u32, slot: Slot| {
+            ((node as usize * heads as usize + slot.head as usize) * fv as usize) + slot.vector as usize
         };
-        // Prologue: q, dO and D = dO·o of this row; lse in base-2 units.
-        let qi: [V; SLOTS] = core::array::from_fn(|s| load(&q, s));
-        let doi: [V; SLOTS] = core::array::from_fn(|s| load(&d_out, s));
-        let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(load(&out, s)));
-        map.head_sum(&mut delta);
-        let lse2: [f32; SLOTS] = core::array::from_fn(|s| {
-            if slots[s].active { p.lse.load(scalar(work.row, slots[s])) * math::LOG2_E } else { 0.0 }
-        });
-        if group == 0 && work.chunk == 0 {
-            unroll!(SLOTS, |s| {
-                if slots[s].active && slots[s].vector == 0 {
-                    p.delta.store(scalar(work.row, slots[s]), delta[s]);
-                }
-            });
-        }
-        let mut dq = [V::zero(); SLOTS];
-        let mut ds_dot = [0.0f32; SLOTS];
+        let scalar = |node: u32, slot: Slot| node as usize * heads as usize + slot.head as usize;
 
-        // Main loop over chunks of CHUNK edges per edge group.
-        let mut base = work.start;
-        while base < work.end {
-            let mut valid = [false; CHUNK];
-            let mut keys = [[V::zero(); SLOTS]; CHUNK];
-            let mut values = [[V::zero(); SLOTS]; CHUNK];
-            unroll!(CHUNK, |c| {
-                let e = base + (c as u32 * groups + group) as u64;
-                valid[c] = e < work.end;
-                if valid[c] {
-                    let col = p.columns.load(e as usize);
-                    unroll!(SLOTS, |s| {
-                        if slots[s].active {
-                            keys[c][s] = k.load(at(col, slots[s]));
-                            values[c][s] = v.load(at(col, slots[s]));
+        let mut head0 = 0;
+        while head0 < heads {
+            let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+            let load = |x: &simt::GSlice<V>, s: usize| {
+                if slots[s].active { x.load(at(work.row, slots[s])) } else { V::zero() }
+            };
+            // Prologue: q, dO and D = dO·o of this row; lse in base-2 units.
+            let qi: [V; SLOTS] = core::array::from_fn(|s| load(&q, s));
+            let doi: [V; SLOTS] = core::array::from_fn(|s| load(&d_out, s));
+            let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(load(&out, s)));
+            map.head_sum(&mut delta);
+            let lse2: [f32; SLOTS] = core::array::from_fn(|s| {
+                if slots[s].active { p.lse.load(scalar(work.row, slots[s])) * math::LOG2_E } else { 0.0 }
+            });
+            if group == 0 && work.chunk == 0 {
+                unroll!(SLOTS, |s| {
+                    if slots[s].active && slots[s].vector == 0 {
+                        p.delta.store(scalar(work.row, slots[s]), delta[s]);
+                    }
+                });
+            }
+            let mut dq = [V::zero(); SLOTS];
+            let mut ds_dot = [0.0f32; SLOTS];
+
+            // Main loop over chunks of CHUNK edges per edge group.
+            let mut base = work.start;
+            while base < work.end {
+                let mut valid = [false; CHUNK];
+                let mut keys = [[V::zero(); SLOTS]; CHUNK];
+                let mut values = [[V::zero(); SLOTS]; CHUNK];
+                unroll!(CHUNK, |c| {
+                    let e = base + (c as u32 * groups + group) as u64;
+                    valid[c] = e < work.end;
+                    if valid[c] {
+                        let col = p.columns.load(e as usize);
+                        unroll!(SLOTS, |s| {
+                            if slots[s].active {
+                                keys[c][s] = k.load(at(col, slots[s]));
+                                values[c][s] = v.load(at(col, slots[s]));
+                            }
+                        });
+                    }
+                });
+                unroll!(CHUNK, |c| {
+                    let mut qk: [f32; SLOTS] = core::array::from_fn(|s| qi[s].dot(keys[c][s]));
+                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
+                    map.head_sum(&mut qk);
+                    map.head_sum(&mut dov);
+                    if valid[c] {
+                        unroll!(SLOTS, |s| {
+                            let alpha = math::exp2(scale_log2 * qk[s] - lse2[s]);
+                            let ds = alpha * (dov[s] - delta[s]);
+                            dq[s] = keys[c][s].mul_add(ds, dq[s]);
+                            ds_dot[s] += ds * qk[s];
+                        });
+                    }
+                });
+                base += (CHUNK as u32 * groups) as u64;
+            }
+
+            // Sum the edge groups (butterfly).
+            let mut offset = map.edge_width;
+            while offset < WARP_SIZE {
+                unroll!(SLOTS, |s| {
+                    dq[s] = dq[s].add(dq[s].shfl_xor(offset));
+                    ds_dot[s] += warp::shfl_xor(FULL_MASK, ds_dot[s], offset);
+                });
+                offset *= 2;
+            }
+
+            // Epilogue.
+            if group == 0 {
+                unroll!(SLOTS, |s| {
+                    let slot = slots[s];
+                    if slot.active {
+                        let node = if work.split { work.unit } else { work.row };
+                        if work.split {
+                            p.partial.cast::<V>().store(at(work.unit, slot), dq[s]);
+                        } else {
+                            p.dq.cast::<V>().store(at(work.row, slot), dq[s].scale(p.scale));
                         }
-                    });
-                }
-            });
-            unroll!(CHUNK, |c| {
-                let mut qk: [f32; SLOTS] = core::array::from_fn(|s| qi[s].dot(keys[c][s]));
-                let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
-                map.head_sum(&mut qk);
-                map.head_sum(&mut dov);
-                if valid[c] {
-                    unroll!(SLOTS, |s| {
-                        let alpha = math::exp2(scale_log2 * qk[s] - lse2[s]);
-                        let ds = alpha * (dov[s] - delta[s]);
-                        dq[s] = keys[c][s].mul_add(ds, dq[s]);
-                        ds_dot[s] += ds * qk[s];
-                    });
-                }
-            });
-            base += (CHUNK as u32 * groups) as u64;
-        }
-
-        // Sum the edge groups (butterfly).
-        let mut offset = map.edge_width;
-        while offset < WARP_SIZE {
-            unroll!(SLOTS, |s| {
-                dq[s] = dq[s].add(dq[s].shfl_xor(offset));
-                ds_dot[s] += warp::shfl_xor(FULL_MASK, ds_dot[s], offset);
-            });
-            offset *= 2;
-        }
-
-        // Epilogue.
-        if group == 0 {
-            unroll!(SLOTS, |s| {
-                let slot = slots[s];
-                if slot.active {
-                    let node = if work.split { work.unit } else { work.row };
-                    if work.split {
-                        p.partial.cast::<V>().store(at(work.unit, slot), dq[s]);
-                    } else {
-                        p.dq.cast::<V>().store(at(work.row, slot), dq[s].scale(p.scale));
+                        if slot.vector == 0 && !p.ds_dot.is_empty() {
+                            p.ds_dot.store(scalar(node, slot), ds_dot[s]);
+                        }
                     }
-                    if slot.vector == 0 && !p.ds_dot.is_empty() {
-                        p.ds_dot.store(scalar(node, slot), ds_dot[s]);
-                    }
-                }
-            });
+                });
+            }
+            head0 += map.heads_per_pass;
         }
-        head0 += map.heads_per_pass;
     }
 }

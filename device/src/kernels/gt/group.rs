@@ -12,8 +12,8 @@
 //! 3. Aggregation, same warp and row: lanes over features, `CHUNK` edges' values in flight.
 //!
 //! # Shared memory
-//! `[score_capacity, H]` f32 scores (rounded up to 16 bytes), then, when staging,
-//! `[stage_capacity, H, F]` keys and the same of values.
+//! The group's `[E_group, H]` f32 scores (rounded up to 16 bytes), then, when staging, its
+//! `[stage_count, H, F]` keys and the same of values; the host sizes it for the largest group.
 //!
 //! # Numerics
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling).
@@ -77,11 +77,13 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
 
     // Shared memory: scores, then the staged keys and values.
     let smem = simt::dynamic_shared();
-    let score_words = (p.score_capacity * heads) as usize;
+    // This group's scores, then (16-byte aligned) its staged rows: the host sized the shared
+    // memory for the largest such pair over all groups.
+    let score_words = (e1 - e0) as usize * heads as usize;
     let scores = smem.slice::<f32>(0, score_words);
     let stage_bytes = (score_words * 4).div_ceil(16) * 16;
     let staged = !p.stage_first.is_empty();
-    let stage_len = if staged { p.stage_capacity as usize * row_len } else { 0 };
+    let stage_len = if staged { p.stage_count.load(b as usize) as usize * row_len } else { 0 };
     let size = core::mem::size_of::<V>();
     let src = Sources {
         k: p.k.cast::<V>(),
@@ -94,10 +96,9 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
 
     // Phase 0: stage the group's source rows.
     if staged {
-        let count = p.stage_count.load(b as usize) as usize * row_len;
         let base = src.first as usize * row_len;
         let mut i = simt::thread_idx().x as usize;
-        while i < count {
+        while i < stage_len {
             src.staged_k.store(i, src.k.load(base + i));
             src.staged_v.store(i, src.v.load(base + i));
             i += simt::block_dim().x as usize;

@@ -1,0 +1,252 @@
+//! Table tests of the planner (`dfgnn::plan`), no kernels run. The expected values are derived
+//! by hand from the rules plan.rs documents, worked out in the comments, not copied from its
+//! output:
+//!
+//! - load width 4 when `F % 4 == 0` (and scalar loads are not forced), else 1; `Fv = F / width`;
+//! - lanes per head `G = min(next_pow2(Fv), 32)`; slots per head `SPH = max(next_pow2(Fv) / 32, 1)`;
+//! - when `SPH = 1` and `H·G ≤ 32`, one slot and `EW = next_pow2(H·G)` lanes per edge, so
+//!   `32 / EW` edge groups per warp; else `EW = 32` and
+//!   `slots = min(next_pow2(SPH > 1 ? SPH·H : ceil(H / (32 / G))), cap)`;
+//! - heads per pass `(slots / SPH)·(EW / G)`, passes `ceil(H / heads per pass)`;
+//! - the forward's cap is 4 slots (raised to `SPH` for wide heads); the backward's 8 for scalar
+//!   loads and 4 for `F4` ("with F4 loads they stop at 4 slots");
+//! - level 1: rows of more than `split_threshold` (2048) edges split into `ceil(deg / chunk)`
+//!   chunks of `chunk_edges` (512) edges; `Auto` picks `row_split` when a row or column exceeds
+//!   the threshold, `row_tiled` otherwise (when `row_group` staging does not pay).
+
+use dfgnn::plan::{
+    DEFAULT_CHUNK_EDGES, DEFAULT_SPLIT_THRESHOLD, GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan,
+};
+use dfgnn::DeviceLimits;
+use dfgnn_graphs::Csr;
+
+/// The planner's view of a graph.
+struct Shape {
+    rows: Vec<u64>,
+    cols: Vec<u64>,
+    min_col: Vec<u32>,
+    max_col: Vec<u32>,
+}
+
+impl Shape {
+    fn of(g: &Csr) -> Self {
+        let rows = g.offsets().to_vec();
+        let cols = g.transpose().offsets().to_vec();
+        let min_col = (0..g.num_dst()).map(|r| g.row(r).iter().copied().min().unwrap_or(u32::MAX)).collect();
+        let max_col = (0..g.num_dst()).map(|r| g.row(r).iter().copied().max().unwrap_or(0)).collect();
+        Self { rows, cols, min_col, max_col }
+    }
+
+    fn plan(&self, heads: u32, feat: u32, options: &PlanOptions) -> Plan {
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        plan(&shape, heads, feat, DeviceLimits::h200().max_shared_per_block, options)
+            .unwrap_or_else(|e| panic!("H={heads} F={feat} {options:?}: {e}"))
+    }
+}
+
+/// (width, slots, lanes per head, edge groups per warp, passes) of a layout.
+fn summary(l: &LaneLayout) -> (u32, u32, u32, u32, u32) {
+    (l.width, l.slots, l.map.group, 32 / l.map.edge_width, l.passes)
+}
+
+/// A small ring: every row has 2 edges (the layout does not depend on the graph).
+fn ring() -> Csr {
+    let rows: Vec<Vec<u32>> = (0..16u32).map(|i| vec![(i + 1) % 16, (i + 5) % 16]).collect();
+    Csr::from_rows(16, &rows).unwrap()
+}
+
+#[test]
+fn lane_layouts_follow_the_documented_rules() {
+    let scalar = PlanOptions { scalar_loads: true, ..PlanOptions::default() };
+    let one_slot = PlanOptions { max_slots: Some(1), ..PlanOptions::default() };
+    let default = PlanOptions::default();
+    #[rustfmt::skip]
+    let table: [(u32, u32, &PlanOptions, (u32, u32, u32, u32, u32)); 12] = [
+        // Fv = 1, G = 1, H·G = 1 ≤ 32: 1 slot, EW = 1, 32 edges per warp step.
+        (1, 1, &default, (1, 1, 1, 32, 1)),
+        // F = 7 is not a multiple of 4: Fv = 7, G = 8, EW = 8, 4 edge groups.
+        (1, 7, &default, (1, 1, 8, 4, 1)),
+        // H·G = 16: EW = 16, 2 edge groups.
+        (2, 7, &default, (1, 1, 8, 2, 1)),
+        // Fv = 16, G = 16, H·G = 64 > 32: slots = ceil(4 / 2) = 2, heads per pass 2·2 = 4.
+        (4, 64, &default, (4, 2, 16, 1, 1)),
+        // slots = ceil(8 / 2) = 4 (the cap), heads per pass 4·2 = 8.
+        (8, 64, &default, (4, 4, 16, 1, 1)),
+        // ... with at most 1 slot: heads per pass 1·2 = 2, 4 passes.
+        (8, 64, &one_slot, (4, 1, 16, 1, 4)),
+        // Fv = 8, G = 8, H·G = 64: slots = ceil(8 / 4) = 2, heads per pass 2·4 = 8.
+        (8, 32, &default, (4, 2, 8, 1, 1)),
+        // Fv = 32, G = 32, H·G = 32 ≤ 32: one slot, one edge per warp.
+        (1, 128, &default, (4, 1, 32, 1, 1)),
+        // Scalar: Fv = 128, SPH = 4: slots = next_pow2(4·1) = 4.
+        (1, 128, &scalar, (1, 4, 32, 1, 1)),
+        // Fv = 64, SPH = 2: slots = next_pow2(2·2) = 4, heads per pass (4/2)·1 = 2.
+        (2, 256, &default, (4, 4, 32, 1, 1)),
+        // SPH = 2: slots = min(next_pow2(16), 4) = 4, heads per pass 2, 4 passes.
+        (8, 256, &default, (4, 4, 32, 1, 4)),
+        // Fv = 33: G = 32, SPH = next_pow2(33) / 32 = 2; slots = min(next_pow2(6), 4) = 4,
+        // heads per pass 2, 2 passes.
+        (3, 33, &default, (1, 4, 32, 1, 2)),
+    ];
+    let g = Shape::of(&ring());
+    for (h, f, options, want) in table {
+        let p = g.plan(h, f, options);
+        let fwd = p.forward.as_ref().unwrap_or_else(|e| panic!("H={h} F={f}: no fused forward: {e}"));
+        assert_eq!(summary(&fwd.layout), want, "forward layout of H={h} F={f} {options:?}\n{p}");
+    }
+}
+
+#[test]
+fn backward_layouts_follow_the_documented_caps() {
+    let g = Shape::of(&ring());
+    #[rustfmt::skip]
+    let table = [
+        // Scalar loads cap the backward at 8 slots: 3×33 takes next_pow2(2·3) = 8 slots, heads
+        // per pass (8/2)·1 = 4, one pass (the forward needs 2 at 4 slots).
+        (3, 33, (1, 8, 32, 1, 1)),
+        // F4 loads cap it at 4: as the forward.
+        (8, 256, (4, 4, 32, 1, 4)),
+        (8, 64, (4, 4, 16, 1, 1)),
+        // Fv = 128, SPH = 4: slots = min(next_pow2(4·2), 4) = 4, one head per pass, 2 passes.
+        (2, 512, (4, 4, 32, 1, 2)),
+    ];
+    for (h, f, want) in table {
+        let p = g.plan(h, f, &PlanOptions::default());
+        for pass in [&p.backward_rows, &p.backward_cols] {
+            let pass = pass.as_ref().unwrap_or_else(|e| panic!("H={h} F={f}: no fused backward: {e}"));
+            assert_eq!(summary(&pass.layout), want, "backward layout of H={h} F={f}\n{p}");
+        }
+    }
+    // Fv = 256 needs SPH = 8: the forward raises its cap to 8 slots.
+    let p = g.plan(1, 1024, &PlanOptions::default());
+    assert_eq!(summary(&p.forward.as_ref().unwrap().layout), (4, 8, 32, 1, 1), "{p}");
+}
+
+#[test]
+#[ignore = "blocked on: plan() raises the F4 backward cap to 8 slots for F = 516..=1024, where BWD_ROWS/BWD_COLS have no kernel (gt.rs panics)"]
+fn the_f4_backward_stops_at_4_slots() {
+    // "with F4 loads they stop at 4 slots": 1×1024 needs 8, so it has no fused backward (and the
+    // library takes the unfused one), or, if it has one, it is at most 4 slots.
+    let g = Shape::of(&ring());
+    for f in [516, 1024] {
+        let p = g.plan(1, f, &PlanOptions::default());
+        for pass in [&p.backward_rows, &p.backward_cols] {
+            if let Ok(pass) = pass {
+                assert!(pass.layout.width == 1 || pass.layout.slots <= 4, "F = {f}: {:?}\n{p}", pass.layout);
+            }
+        }
+    }
+}
+
+/// 300 nodes: row 0 holds 5000 edges (sources `7k mod 300`, each source 16 or 17 times), every
+/// other row i holds i+1, i+2 and 0 (mod 300). Column 0 then has out-degree 299 + 17 = 316 and
+/// every other column 16 or 17 + 2 ≤ 19.
+fn super_node(hub: bool) -> Csr {
+    let n = 300u32;
+    let mut rows: Vec<Vec<u32>> = (0..n).map(|i| vec![(i + 1) % n, (i + 2) % n, 0]).collect();
+    if hub {
+        rows[0] = (0..5000u32).map(|k| (7 * k) % n).collect();
+    }
+    Csr::from_rows(n as usize, &rows).unwrap()
+}
+
+#[test]
+fn super_node_rows_split_into_chunks() {
+    let g = super_node(true);
+    assert_eq!((g.degree(0), g.transpose().offsets()[1]), (5000, 316));
+    let s = Shape::of(&g);
+    let no_staging = PlanOptions { group_staging: Some(false), ..PlanOptions::default() };
+
+    // Auto: row 0 exceeds 2048 edges, so row_split; ceil(5000 / 512) = 10 chunks.
+    let p = s.plan(2, 32, &no_staging);
+    assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
+    let fwd = p.forward.as_ref().unwrap();
+    let split = fwd.rows.split.as_ref().expect("row 0 is split");
+    assert_eq!(split.rows, vec![0]);
+    assert_eq!(split.chunk_edges, DEFAULT_CHUNK_EDGES);
+    assert_eq!(split.first_unit, vec![0, 10]);
+    assert_eq!(split.unit_rows, vec![0; 10]);
+    assert_eq!(split.unit_chunks, (0..10).collect::<Vec<u32>>());
+    assert_eq!(fwd.rows.whole_count, 299);
+    assert_eq!(fwd.rows.whole.as_deref(), Some(&(1..300).collect::<Vec<u32>>()[..]));
+    // No column exceeds 2048: the column pass splits nothing.
+    let cols = p.backward_cols.as_ref().unwrap();
+    assert!(cols.rows.split.is_none() && cols.rows.whole_count == 300, "{p}");
+    // The row pass splits as the forward.
+    assert_eq!(p.backward_rows.as_ref().unwrap().rows, fwd.rows);
+
+    // Threshold 300, chunks of 100: row 0 in 50 chunks; column 0 (316 > 300) in ceil(316/100) = 4.
+    let forced = PlanOptions { split_threshold: Some(300), chunk_edges: Some(100), ..no_staging.clone() };
+    let p = s.plan(1, 7, &forced);
+    assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
+    let split = p.forward.as_ref().unwrap().rows.split.clone().unwrap();
+    assert_eq!((split.rows, split.first_unit, split.units()), (vec![0], vec![0, 50], 50));
+    let cols = p.backward_cols.as_ref().unwrap().rows.split.clone().expect("column 0 is split");
+    assert_eq!((cols.rows, cols.first_unit, cols.unit_chunks), (vec![0], vec![0, 4], vec![0, 1, 2, 3]));
+
+    // A threshold at the largest degree splits nothing (rows *above* the threshold split).
+    let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, split_threshold: Some(5000), ..no_staging });
+    assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+}
+
+#[test]
+fn auto_picks_row_tiled_without_a_super_node() {
+    let g = super_node(false);
+    let s = Shape::of(&g);
+    let p = s.plan(2, 32, &PlanOptions { group_staging: Some(false), ..PlanOptions::default() });
+    assert_eq!(p.schedule, Schedule::RowTiled, "{p}");
+    assert!(p.forward.as_ref().unwrap().rows.split.is_none());
+    // Forced row_split with the default threshold: nothing to split.
+    let p = s.plan(2, 32, &PlanOptions { schedule: Schedule::RowSplit, ..PlanOptions::default() });
+    assert_eq!(p.schedule, Schedule::RowSplit);
+    assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+    assert!(DEFAULT_SPLIT_THRESHOLD >= 316);
+}
+
+#[test]
+fn row_groups_partition_the_light_rows() {
+    // 1024 bytes of shared memory for 1 head: 1024 / 4 - 4 = 252 scores per group at most, so
+    // row 0 (5000 edges) is split; rows 1..300 (3 edges each) form groups of at most 3 rows:
+    // [1, 4), [4, 7), ..., [298, 300), 100 groups of at most 9 edges.
+    let s = Shape::of(&super_node(true));
+    let options = PlanOptions {
+        schedule: Schedule::RowGroup,
+        group_shared_bytes: Some(1024),
+        group_rows: Some(3),
+        group_staging: Some(false),
+        ..PlanOptions::default()
+    };
+    let p = s.plan(1, 7, &options);
+    let groups = p.groups.as_ref().expect("row_group plans groups");
+    let first: Vec<u32> = (0..100).map(|k| 1 + 3 * k).collect();
+    let end: Vec<u32> = (0..100).map(|k| (4 + 3 * k).min(300)).collect();
+    assert_eq!((groups.first.clone(), groups.end.clone()), (first, end), "{p}");
+    assert_eq!(groups.score_capacity, 9);
+    assert!(groups.stage_first.is_empty() && groups.stage_capacity == 0);
+    assert_eq!(p.forward.as_ref().unwrap().rows.split.as_ref().map(|s| s.rows.clone()), Some(vec![0]), "{p}");
+}
+
+#[test]
+fn invalid_options_are_refused() {
+    let s = Shape::of(&ring());
+    let shape = GraphShape { row_offsets: &s.rows, col_offsets: &s.cols, row_min_col: &s.min_col, row_max_col: &s.max_col };
+    for options in [
+        PlanOptions { chunk_edges: Some(0), ..PlanOptions::default() },
+        PlanOptions { block_threads: Some(0), ..PlanOptions::default() },
+        PlanOptions { block_threads: Some(100), ..PlanOptions::default() },
+        PlanOptions { block_threads: Some(1056), ..PlanOptions::default() },
+        // Too wide for any fused kernel (Fv = 2000 scalar loads), and a fused schedule forced.
+        PlanOptions { schedule: Schedule::RowTiled, scalar_loads: true, ..PlanOptions::default() },
+    ] {
+        let feat = if options.scalar_loads { 2000 } else { 8 };
+        assert!(plan(&shape, 2, feat, 227 * 1024, &options).is_err(), "{options:?} should be refused");
+    }
+    // Auto falls back to edge_parallel for the same shape.
+    let p = plan(&shape, 2, 2000, 227 * 1024, &PlanOptions { scalar_loads: true, ..PlanOptions::default() }).unwrap();
+    assert_eq!(p.schedule, Schedule::EdgeParallel, "{p}");
+}
