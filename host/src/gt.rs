@@ -370,7 +370,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 launch_warps(
                     backend,
                     &kernels::GT_FWD_COMBINE,
-                    split.rows.len(),
+                    split.rows.len() * self.combine_slices(),
                     pass.plan.block_threads,
                     pass.plan.block_threads / WARP_SIZE,
                     &combine,
@@ -480,7 +480,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 launch_warps(
                     backend,
                     &kernels::GT_SUM_COMBINE,
-                    split.rows.len(),
+                    split.rows.len() * self.combine_slices(),
                     rows_pass.plan.block_threads,
                     rows_pass.plan.block_threads / WARP_SIZE,
                     &combine,
@@ -561,7 +561,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 launch_warps(
                     backend,
                     &kernels::GT_SUM_COMBINE,
-                    split.rows.len(),
+                    split.rows.len() * self.combine_slices(),
                     cols_pass.plan.block_threads,
                     cols_pass.plan.block_threads / WARP_SIZE,
                     &combine_dk,
@@ -573,7 +573,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 launch_warps(
                     backend,
                     &kernels::GT_SUM_COMBINE,
-                    split.rows.len(),
+                    split.rows.len() * self.combine_slices(),
                     cols_pass.plan.block_threads,
                     cols_pass.plan.block_threads / WARP_SIZE,
                     &combine_dv,
@@ -591,6 +591,11 @@ impl<'g, 'b> Gt<'g, 'b> {
                 .sum();
         }
         Ok(GtGrads { dq, dk, dv })
+    }
+
+    /// Warps per split row of the combine kernels: one per 32 features.
+    fn combine_slices(&self) -> usize {
+        (self.plan.heads as usize * self.plan.feat as usize).div_ceil(WARP_SIZE as usize)
     }
 
     fn sum_combine(

@@ -44,12 +44,12 @@ pub struct Budget {
 
 impl Budget {
     /// The emulator: small graphs (≤ 150 nodes, a few thousand edges), 32 cases per proptest,
-    /// about 0.8 s at most per random check. The hub of the star still exceeds the default split
+    /// about 1 s at most per random check. The hub of the star still exceeds the default split
     /// threshold (2048 edges).
     pub const EMULATOR: Budget = Budget {
         cases: 32,
         max_nodes: 150,
-        work: 400_000,
+        work: 600_000,
         corner_work: 500_000,
         star_leaves: 2100,
         large_corners: true,
@@ -58,7 +58,7 @@ impl Budget {
 
     /// A GPU: larger graphs and more cases (the `f64` reference on the CPU is then the cost).
     pub const GPU: Budget = Budget {
-        cases: 96,
+        cases: 64,
         max_nodes: 1500,
         work: 20_000_000,
         corner_work: usize::MAX,
@@ -78,7 +78,7 @@ impl Budget {
 /// lanes that cover all its heads (`H` × `F` rounded up to a power of two of loads, 16-byte loads
 /// when `F % 4 == 0`), at least a warp's worth.
 pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
-    let loads = if feat % 4 == 0 { feat / 4 } else { feat };
+    let loads = if feat.is_multiple_of(4) { feat / 4 } else { feat };
     edges * (heads as usize * loads.next_power_of_two() as usize).max(32)
 }
 
@@ -87,27 +87,28 @@ pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
 /// run, scalar loads, 1 and 2 slots, 32/64/256/1024 threads per block, tiny row groups).
 pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
     let base = PlanOptions { schedule, ..PlanOptions::default() };
+    let with = |f: fn(&mut PlanOptions)| {
+        let mut o = base.clone();
+        f(&mut o);
+        o
+    };
     vec![
         ("default", base.clone()),
-        ("split>3 chunks of 2", PlanOptions { split_threshold: Some(3), chunk_edges: Some(2), ..base.clone() }),
-        ("split>0 chunks of 1", PlanOptions { split_threshold: Some(0), chunk_edges: Some(1), ..base.clone() }),
+        ("split>3 chunks of 2", with(|o| (o.split_threshold, o.chunk_edges) = (Some(3), Some(2)))),
+        ("split>0 chunks of 1", with(|o| (o.split_threshold, o.chunk_edges) = (Some(0), Some(1)))),
         (
             "split>8 chunks of 5, 64 threads",
-            PlanOptions { split_threshold: Some(8), chunk_edges: Some(5), block_threads: Some(64), ..base.clone() },
+            with(|o| (o.split_threshold, o.chunk_edges, o.block_threads) = (Some(8), Some(5), Some(64))),
         ),
-        ("scalar loads, 32 threads", PlanOptions { scalar_loads: true, block_threads: Some(32), ..base.clone() }),
-        ("1 slot, 256 threads", PlanOptions { max_slots: Some(1), block_threads: Some(256), ..base.clone() }),
-        ("2 slots, 1024 threads", PlanOptions { max_slots: Some(2), block_threads: Some(1024), ..base.clone() }),
+        ("scalar loads, 32 threads", with(|o| (o.scalar_loads, o.block_threads) = (true, Some(32)))),
+        ("4 slots, 256 threads", with(|o| (o.max_slots, o.block_threads) = (Some(4), Some(256)))),
+        ("8 slots, 1024 threads", with(|o| (o.max_slots, o.block_threads) = (Some(8), Some(1024)))),
+        ("2 slots, 16 rows per block", with(|o| (o.max_slots, o.units_per_block) = (Some(2), Some(16)))),
         (
             "groups of 3 rows in 512 bytes, unstaged",
-            PlanOptions {
-                group_rows: Some(3),
-                group_shared_bytes: Some(512),
-                group_staging: Some(false),
-                ..base.clone()
-            },
+            with(|o| (o.group_rows, o.group_shared_bytes, o.group_staging) = (Some(3), Some(512), Some(false))),
         ),
-        ("groups in 0 bytes", PlanOptions { group_shared_bytes: Some(0), ..base }),
+        ("groups in 0 bytes", with(|o| o.group_shared_bytes = Some(0))),
     ]
 }
 
@@ -170,47 +171,52 @@ pub fn shape() -> impl Strategy<Value = (u32, u32)> {
 /// thresholds and chunks from tiny up, slots, load width, block sizes, row-group budgets (never a
 /// forced staging, which may legitimately not fit). Shrinks toward the defaults.
 pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
+    let threads = proptest::option::of(select(vec![32u32, 64, 96, 128, 256, 1024]));
+    // Units per block: a multiple of the warps per block (fewer is an error); the backward's
+    // default block has fewer warps than the forward's.
+    let units = proptest::option::of(select(vec![1u32, 2, 8]));
     (
-        select(Schedule::ALL.to_vec()),
-        proptest::option::of(0..48u64),
-        proptest::option::of(1..40u32),
-        proptest::option::of(select(vec![1u32, 2, 4, 8])),
-        proptest::bool::weighted(0.25),
-        proptest::option::of(select(vec![32u32, 64, 96, 128, 256, 1024])),
-        proptest::option::of(0..4096u32),
-        proptest::option::of(1..8u32),
-        proptest::option::of(Just(false)),
+        (select(Schedule::ALL.to_vec()), proptest::option::of(0..48u64), proptest::option::of(1..40u32)),
+        (proptest::option::of(select(vec![1u32, 2, 4, 8])), proptest::bool::weighted(0.25), threads, units),
+        (proptest::option::of(0..4096u32), proptest::option::of(1..8u32), proptest::option::of(Just(false))),
     )
         .prop_map(
             |(
-                schedule,
-                split_threshold,
-                chunk_edges,
-                max_slots,
-                scalar_loads,
-                block_threads,
-                group_shared_bytes,
-                group_rows,
-                group_staging,
-            )| PlanOptions {
-                schedule,
-                split_threshold,
-                chunk_edges,
-                max_slots,
-                scalar_loads,
-                block_threads,
-                group_shared_bytes,
-                group_rows,
-                group_staging,
+                (schedule, split_threshold, chunk_edges),
+                (max_slots, scalar_loads, block_threads, units),
+                (group_shared_bytes, group_rows, group_staging),
+            )| {
+                let warps = block_threads.unwrap_or(dfgnn::plan::DEFAULT_BLOCK_THREADS) / 32;
+                PlanOptions {
+                    schedule,
+                    split_threshold,
+                    chunk_edges,
+                    max_slots,
+                    scalar_loads,
+                    block_threads,
+                    units_per_block: units.map(|u| u * warps),
+                    group_shared_bytes,
+                    group_rows,
+                    group_staging,
+                    ..PlanOptions::default()
+                }
             },
         )
 }
 
+/// The inputs' knobs of a random case: the magnitude of GT's `q` and `k` (1, or 4 for peaky
+/// softmaxes), GT's score scale (`None` for `1/√F`), and the seed.
+pub fn input_knobs() -> impl Strategy<Value = (f32, Option<f32>, u64)> {
+    (select(vec![1.0f32, 4.0]), proptest::option::of(select(vec![0.05f32, 1.0, 2.5])), any::<u64>())
+}
+
 /// A random GT or AGNN case: shape, power-law graph sized for the shape within `budget`, plan
-/// options, the magnitude of `q` and `k` (1, or 4 for peaky softmaxes), and the input seed.
-pub fn power_law_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), PowerLawCase, PlanOptions, f32, u64)> {
+/// options and [`input_knobs`].
+pub fn power_law_cases(
+    budget: Budget,
+) -> impl Strategy<Value = ((u32, u32), PowerLawCase, PlanOptions, (f32, Option<f32>, u64))> {
     shape().prop_flat_map(move |(h, f)| {
-        (Just((h, f)), power_law_case(budget.nodes_for(h, f)), plan_options(), select(vec![1.0f32, 4.0]), any::<u64>())
+        (Just((h, f)), power_law_case(budget.nodes_for(h, f)), plan_options(), input_knobs())
     })
 }
 

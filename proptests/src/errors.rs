@@ -152,7 +152,7 @@ fn options(backend: &Backend, tally: &mut Tally) -> dfgnn::Result<()> {
 }
 
 /// Every bad-input case that the library handles today: shapes, options, scalars, impossible
-/// plans (the zero sizes and the F4 backward are separate, blocked tests).
+/// plans (zero sizes and `max_slots` outside the kernel table are separate, blocked tests).
 pub fn bad_inputs_give_clear_errors(backend: &Backend) {
     let mut tally = Tally::new("bad_inputs_give_clear_errors");
     let setup = gt_shapes(backend, &mut tally)
@@ -218,7 +218,8 @@ fn runs_or_refuses(backend: &Backend, g: &Csr, heads: u32, feat: u32, options: &
 }
 
 /// Heads of 129..=256 `F4` vectors (F = 516..=1024 with `F % 4 == 0`) need 8 slots, for which
-/// there is no fused backward kernel: the library must run them (unfused backward) or refuse.
+/// there is no fused backward kernel: the library must run them (unfused backward) or refuse
+/// (this once panicked on a missing kernel variant).
 pub fn wide_heads_run_or_are_refused(backend: &Backend) {
     let mut tally = Tally::new("wide_heads_run_or_are_refused");
     let g = corner::only_self_loops();
@@ -238,7 +239,7 @@ pub fn wide_heads_run_or_are_refused(backend: &Backend) {
 pub fn max_slots_outside_the_kernel_table_run_or_are_refused(backend: &Backend) {
     let mut tally = Tally::new("max_slots_outside_the_kernel_table_run_or_are_refused");
     let g = corner::duplicates();
-    for max_slots in [0, 3, 5, 6, 7, 9, 16] {
+    for max_slots in [0, 3, 7, 16] {
         for schedule in Schedule::ALL {
             let options = PlanOptions { schedule, max_slots: Some(max_slots), ..Default::default() };
             for (h, f) in [(8, 64), (3, 256)] {

@@ -142,7 +142,6 @@ macro_rules! testgen_all {
         }
 
         #[test]
-        #[ignore = "blocked on: F = 516..=1024 with F4 loads plans a fused backward of 8 F4 slots, which has no kernel (panic in gt.rs)"]
         fn wide_heads_run_or_are_refused() {
             if let Some(b) = $backend {
                 $crate::errors::wide_heads_run_or_are_refused(&b);

@@ -111,9 +111,9 @@ pub fn gt_random_power_law_graphs(backend: &Backend, budget: Budget, source_file
         "gt_random_power_law_graphs",
         runner(budget.cases, source_file),
         power_law_cases(budget),
-        |((heads, feat), graph, options, magnitude, seed)| {
+        |((heads, feat), graph, options, (magnitude, scale, seed))| {
             let g = graph.build();
-            let case = GtCase { heads, feat, scale: None, magnitude, options: options.clone() };
+            let case = GtCase { heads, feat, scale, magnitude, options: options.clone() };
             let report = check_gt_case(backend, &g, &case, seed)?;
             honoured(&report, &options, &g)
         },
@@ -126,7 +126,7 @@ pub fn agnn_random_power_law_graphs(backend: &Backend, budget: Budget, source_fi
         "agnn_random_power_law_graphs",
         runner(budget.cases, source_file),
         power_law_cases(budget),
-        |((heads, feat), graph, options, _, seed)| {
+        |((heads, feat), graph, options, (_, _, seed))| {
             let g = graph.build();
             let report = check_agnn(backend, &g, heads, feat, &options, seed)?;
             honoured(&report, &options, &g)

@@ -8,16 +8,20 @@
 //!   `32 / EW` edge groups per warp; else `EW = 32` and
 //!   `slots = min(next_pow2(SPH > 1 ? SPH·H : ceil(H / (32 / G))), cap)`;
 //! - heads per pass `(slots / SPH)·(EW / G)`, passes `ceil(H / heads per pass)`;
-//! - the forward's cap is 4 slots (raised to `SPH` for wide heads); the backward's 8 for scalar
-//!   loads and 4 for `F4` ("with F4 loads they stop at 4 slots");
+//! - `cap = min(max_slots, hard cap)` with `max_slots` 1 by default, raised to `SPH` for wide
+//!   heads but never past the hard cap: 8 for the forward; for the backward 8 with scalar loads
+//!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
 //! - level 1: rows of more than `split_threshold` (2048) edges split into `ceil(deg / chunk)`
 //!   chunks of `chunk_edges` (512) edges; `Auto` picks `row_split` when a row or column exceeds
-//!   the threshold, `row_tiled` otherwise (when `row_group` staging does not pay).
+//!   the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel` when
+//!   no fused forward holds the shape;
+//! - rows per block: forced values below the warps per block are refused; by default
+//!   `clamp(next_pow2(median row span), warps, 512)` when the median span (largest − smallest
+//!   column + 1) is at most 4096, else the warps per block (4 for the forward's 128 threads, 2
+//!   for the backward's 64).
 
-use dfgnn::plan::{
-    DEFAULT_CHUNK_EDGES, DEFAULT_SPLIT_THRESHOLD, GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan,
-};
 use dfgnn::DeviceLimits;
+use dfgnn::plan::{DEFAULT_CHUNK_EDGES, GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan};
 use dfgnn_graphs::Csr;
 
 /// The planner's view of a graph.
@@ -50,7 +54,9 @@ impl Shape {
 }
 
 /// (width, slots, lanes per head, edge groups per warp, passes) of a layout.
-fn summary(l: &LaneLayout) -> (u32, u32, u32, u32, u32) {
+type Summary = (u32, u32, u32, u32, u32);
+
+fn summary(l: &LaneLayout) -> Summary {
     (l.width, l.slots, l.map.group, 32 / l.map.edge_width, l.passes)
 }
 
@@ -62,36 +68,43 @@ fn ring() -> Csr {
 
 #[test]
 fn lane_layouts_follow_the_documented_rules() {
-    let scalar = PlanOptions { scalar_loads: true, ..PlanOptions::default() };
-    let one_slot = PlanOptions { max_slots: Some(1), ..PlanOptions::default() };
     let default = PlanOptions::default();
+    let scalar = PlanOptions { scalar_loads: true, ..PlanOptions::default() };
+    let two = PlanOptions { max_slots: Some(2), ..PlanOptions::default() };
+    let four = PlanOptions { max_slots: Some(4), ..PlanOptions::default() };
+    let eight = PlanOptions { max_slots: Some(8), ..PlanOptions::default() };
     #[rustfmt::skip]
-    let table: [(u32, u32, &PlanOptions, (u32, u32, u32, u32, u32)); 12] = [
+    let table: [(u32, u32, &PlanOptions, Summary); 16] = [
         // Fv = 1, G = 1, H·G = 1 ≤ 32: 1 slot, EW = 1, 32 edges per warp step.
         (1, 1, &default, (1, 1, 1, 32, 1)),
         // F = 7 is not a multiple of 4: Fv = 7, G = 8, EW = 8, 4 edge groups.
         (1, 7, &default, (1, 1, 8, 4, 1)),
         // H·G = 16: EW = 16, 2 edge groups.
         (2, 7, &default, (1, 1, 8, 2, 1)),
-        // Fv = 16, G = 16, H·G = 64 > 32: slots = ceil(4 / 2) = 2, heads per pass 2·2 = 4.
-        (4, 64, &default, (4, 2, 16, 1, 1)),
-        // slots = ceil(8 / 2) = 4 (the cap), heads per pass 4·2 = 8.
-        (8, 64, &default, (4, 4, 16, 1, 1)),
-        // ... with at most 1 slot: heads per pass 1·2 = 2, 4 passes.
-        (8, 64, &one_slot, (4, 1, 16, 1, 4)),
-        // Fv = 8, G = 8, H·G = 64: slots = ceil(8 / 4) = 2, heads per pass 2·4 = 8.
-        (8, 32, &default, (4, 2, 8, 1, 1)),
+        // Fv = 16, G = 16, H·G = 64 > 32: EW = 32, 1 slot (the default cap), heads per pass
+        // 1·(32/16) = 2, 2 passes.
+        (4, 64, &default, (4, 1, 16, 1, 2)),
+        // ... 8 heads: 4 passes; with 2 slots (ceil(8/2) = 4 wanted): 4 heads per pass; with
+        // 4 slots: all 8 in one pass; with 8 slots still 4 (no more are wanted).
+        (8, 64, &default, (4, 1, 16, 1, 4)),
+        (8, 64, &two, (4, 2, 16, 1, 2)),
+        (8, 64, &four, (4, 4, 16, 1, 1)),
+        (8, 64, &eight, (4, 4, 16, 1, 1)),
+        // Fv = 8, G = 8, H·G = 64: 1 slot, heads per pass 32/8 = 4, 2 passes.
+        (8, 32, &default, (4, 1, 8, 1, 2)),
         // Fv = 32, G = 32, H·G = 32 ≤ 32: one slot, one edge per warp.
         (1, 128, &default, (4, 1, 32, 1, 1)),
-        // Scalar: Fv = 128, SPH = 4: slots = next_pow2(4·1) = 4.
+        // Scalar: Fv = 128, SPH = 4 raises the cap to 4: slots = 4·1 = 4.
         (1, 128, &scalar, (1, 4, 32, 1, 1)),
-        // Fv = 64, SPH = 2: slots = next_pow2(2·2) = 4, heads per pass (4/2)·1 = 2.
-        (2, 256, &default, (4, 4, 32, 1, 1)),
-        // SPH = 2: slots = min(next_pow2(16), 4) = 4, heads per pass 2, 4 passes.
-        (8, 256, &default, (4, 4, 32, 1, 4)),
-        // Fv = 33: G = 32, SPH = next_pow2(33) / 32 = 2; slots = min(next_pow2(6), 4) = 4,
-        // heads per pass 2, 2 passes.
-        (3, 33, &default, (1, 4, 32, 1, 2)),
+        // Fv = 64, SPH = 2 raises the cap to 2: one head per pass, 2 passes.
+        (2, 256, &default, (4, 2, 32, 1, 2)),
+        // ... 8 heads: 8 passes; with 8 slots: min(next_pow2(2·8), 8) = 8, 4 heads per pass.
+        (8, 256, &default, (4, 2, 32, 1, 8)),
+        (8, 256, &eight, (4, 8, 32, 1, 2)),
+        // Fv = 33 (F odd): G = 32, SPH = next_pow2(33) / 32 = 2: 2 slots, one head per pass.
+        (3, 33, &default, (1, 2, 32, 1, 3)),
+        // Fv = 256, SPH = 8: the cap rises to 8.
+        (1, 1024, &default, (4, 8, 32, 1, 1)),
     ];
     let g = Shape::of(&ring());
     for (h, f, options, want) in table {
@@ -104,48 +117,39 @@ fn lane_layouts_follow_the_documented_rules() {
 #[test]
 fn backward_layouts_follow_the_documented_caps() {
     let g = Shape::of(&ring());
+    let default = PlanOptions::default();
+    let eight = PlanOptions { max_slots: Some(8), ..PlanOptions::default() };
     #[rustfmt::skip]
     let table = [
-        // Scalar loads cap the backward at 8 slots: 3×33 takes next_pow2(2·3) = 8 slots, heads
-        // per pass (8/2)·1 = 4, one pass (the forward needs 2 at 4 slots).
-        (3, 33, (1, 8, 32, 1, 1)),
-        // F4 loads cap it at 4: as the forward.
-        (8, 256, (4, 4, 32, 1, 4)),
-        (8, 64, (4, 4, 16, 1, 1)),
-        // Fv = 128, SPH = 4: slots = min(next_pow2(4·2), 4) = 4, one head per pass, 2 passes.
-        (2, 512, (4, 4, 32, 1, 2)),
+        // With the default cap of 1 slot the backward is planned as the forward.
+        (3, 33, &default, (1, 2, 32, 1, 3)),
+        (8, 64, &default, (4, 1, 16, 1, 4)),
+        // Fv = 128, SPH = 4 = the F4 hard cap: 4 slots, one head per pass, 2 passes.
+        (2, 512, &default, (4, 4, 32, 1, 2)),
+        // 8 slots asked for: scalar loads may have them (next_pow2(2·3) = 8, 4 heads per pass);
+        // F4 loads stop at 4 (2 heads per pass, 4 passes, where the forward takes 8 slots).
+        (3, 33, &eight, (1, 8, 32, 1, 1)),
+        (8, 256, &eight, (4, 4, 32, 1, 4)),
     ];
-    for (h, f, want) in table {
-        let p = g.plan(h, f, &PlanOptions::default());
+    for (h, f, options, want) in table {
+        let p = g.plan(h, f, options);
         for pass in [&p.backward_rows, &p.backward_cols] {
             let pass = pass.as_ref().unwrap_or_else(|e| panic!("H={h} F={f}: no fused backward: {e}"));
-            assert_eq!(summary(&pass.layout), want, "backward layout of H={h} F={f}\n{p}");
+            assert_eq!(summary(&pass.layout), want, "backward layout of H={h} F={f} {options:?}\n{p}");
         }
     }
-    // Fv = 256 needs SPH = 8: the forward raises its cap to 8 slots.
-    let p = g.plan(1, 1024, &PlanOptions::default());
-    assert_eq!(summary(&p.forward.as_ref().unwrap().layout), (4, 8, 32, 1, 1), "{p}");
-}
-
-#[test]
-#[ignore = "blocked on: plan() raises the F4 backward cap to 8 slots for F = 516..=1024, where BWD_ROWS/BWD_COLS have no kernel (gt.rs panics)"]
-fn the_f4_backward_stops_at_4_slots() {
-    // "with F4 loads they stop at 4 slots": 1×1024 needs 8, so it has no fused backward (and the
-    // library takes the unfused one), or, if it has one, it is at most 4 slots.
-    let g = Shape::of(&ring());
+    // Fv = 256 (F = 1024, and 516 rounded up) needs SPH = 8 > 4: no fused backward.
     for f in [516, 1024] {
-        let p = g.plan(1, f, &PlanOptions::default());
-        for pass in [&p.backward_rows, &p.backward_cols] {
-            if let Ok(pass) = pass {
-                assert!(pass.layout.width == 1 || pass.layout.slots <= 4, "F = {f}: {:?}\n{p}", pass.layout);
-            }
-        }
+        let p = g.plan(1, f, &default);
+        assert!(p.backward_rows.is_err() && p.backward_cols.is_err(), "F = {f}\n{p}");
+        assert!(p.forward.is_ok(), "F = {f}\n{p}");
     }
 }
 
 /// 300 nodes: row 0 holds 5000 edges (sources `7k mod 300`, each source 16 or 17 times), every
-/// other row i holds i+1, i+2 and 0 (mod 300). Column 0 then has out-degree 299 + 17 = 316 and
-/// every other column 16 or 17 + 2 ≤ 19.
+/// other row i holds i+1, i+2 and 0 (mod 300). Column 0 then has out-degree 318: 299 explicit 0s,
+/// 2 from rows 298 and 299 wrapping around, 17 from the hub (k = 0, 300, ..., 4800); every other
+/// column at most 2 + 17 = 19.
 fn super_node(hub: bool) -> Csr {
     let n = 300u32;
     let mut rows: Vec<Vec<u32>> = (0..n).map(|i| vec![(i + 1) % n, (i + 2) % n, 0]).collect();
@@ -158,12 +162,12 @@ fn super_node(hub: bool) -> Csr {
 #[test]
 fn super_node_rows_split_into_chunks() {
     let g = super_node(true);
-    assert_eq!((g.degree(0), g.transpose().offsets()[1]), (5000, 316));
+    assert_eq!((g.degree(0), g.transpose().offsets()[1]), (5000, 318));
     let s = Shape::of(&g);
-    let no_staging = PlanOptions { group_staging: Some(false), ..PlanOptions::default() };
+    let defaults = PlanOptions::default();
 
     // Auto: row 0 exceeds 2048 edges, so row_split; ceil(5000 / 512) = 10 chunks.
-    let p = s.plan(2, 32, &no_staging);
+    let p = s.plan(2, 32, &defaults);
     assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
     let fwd = p.forward.as_ref().unwrap();
     let split = fwd.rows.split.as_ref().expect("row 0 is split");
@@ -180,17 +184,17 @@ fn super_node_rows_split_into_chunks() {
     // The row pass splits as the forward.
     assert_eq!(p.backward_rows.as_ref().unwrap().rows, fwd.rows);
 
-    // Threshold 300, chunks of 100: row 0 in 50 chunks; column 0 (316 > 300) in ceil(316/100) = 4.
-    let forced = PlanOptions { split_threshold: Some(300), chunk_edges: Some(100), ..no_staging.clone() };
+    // Threshold 300, chunks of 100: row 0 in 50 chunks; column 0 (318 > 300) in ceil(318/100) = 4.
+    let forced = PlanOptions { split_threshold: Some(300), chunk_edges: Some(100), ..defaults.clone() };
     let p = s.plan(1, 7, &forced);
     assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
     let split = p.forward.as_ref().unwrap().rows.split.clone().unwrap();
-    assert_eq!((split.rows, split.first_unit, split.units()), (vec![0], vec![0, 50], 50));
+    assert_eq!((split.units(), split.rows, split.first_unit), (50, vec![0], vec![0, 50]));
     let cols = p.backward_cols.as_ref().unwrap().rows.split.clone().expect("column 0 is split");
     assert_eq!((cols.rows, cols.first_unit, cols.unit_chunks), (vec![0], vec![0, 4], vec![0, 1, 2, 3]));
 
     // A threshold at the largest degree splits nothing (rows *above* the threshold split).
-    let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, split_threshold: Some(5000), ..no_staging });
+    let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, split_threshold: Some(5000), ..defaults });
     assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
 }
 
@@ -198,14 +202,13 @@ fn super_node_rows_split_into_chunks() {
 fn auto_picks_row_tiled_without_a_super_node() {
     let g = super_node(false);
     let s = Shape::of(&g);
-    let p = s.plan(2, 32, &PlanOptions { group_staging: Some(false), ..PlanOptions::default() });
+    let p = s.plan(2, 32, &PlanOptions::default());
     assert_eq!(p.schedule, Schedule::RowTiled, "{p}");
     assert!(p.forward.as_ref().unwrap().rows.split.is_none());
     // Forced row_split with the default threshold: nothing to split.
     let p = s.plan(2, 32, &PlanOptions { schedule: Schedule::RowSplit, ..PlanOptions::default() });
     assert_eq!(p.schedule, Schedule::RowSplit);
     assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
-    assert!(DEFAULT_SPLIT_THRESHOLD >= 316);
 }
 
 #[test]
@@ -234,7 +237,8 @@ fn row_groups_partition_the_light_rows() {
 #[test]
 fn invalid_options_are_refused() {
     let s = Shape::of(&ring());
-    let shape = GraphShape { row_offsets: &s.rows, col_offsets: &s.cols, row_min_col: &s.min_col, row_max_col: &s.max_col };
+    let shape =
+        GraphShape { row_offsets: &s.rows, col_offsets: &s.cols, row_min_col: &s.min_col, row_max_col: &s.max_col };
     for options in [
         PlanOptions { chunk_edges: Some(0), ..PlanOptions::default() },
         PlanOptions { block_threads: Some(0), ..PlanOptions::default() },
@@ -249,4 +253,32 @@ fn invalid_options_are_refused() {
     // Auto falls back to edge_parallel for the same shape.
     let p = plan(&shape, 2, 2000, 227 * 1024, &PlanOptions { scalar_loads: true, ..PlanOptions::default() }).unwrap();
     assert_eq!(p.schedule, Schedule::EdgeParallel, "{p}");
+}
+
+#[test]
+fn rows_per_block_follow_locality() {
+    let units =
+        |p: &Plan| (p.forward.as_ref().unwrap().units_per_block, p.backward_rows.as_ref().unwrap().units_per_block);
+    // The ring: spans 5 (rows 0..=10 and 15) and 13 (rows 11..=14); the median (index 8 of 16
+    // sorted) is 5, so next_pow2(5) = 8 rows per block for both passes.
+    let ring = Shape::of(&ring());
+    assert_eq!(units(&ring.plan(1, 7, &PlanOptions::default())), (8, 8));
+    // The super node graph: row i in 1..=297 spans i + 3, row 298 spans 300, row 299 spans 2,
+    // row 0 spans 300; sorted, index 150 holds 153, so 256 rows per block.
+    assert_eq!(units(&Shape::of(&super_node(true)).plan(1, 7, &PlanOptions::default())), (256, 256));
+    // Rows whose sources lie 5000 apart: no locality, one row per warp (4 and 2 warps).
+    let rows: Vec<Vec<u32>> = (0..64).map(|_| vec![0, 4999]).collect();
+    let wide = Shape::of(&Csr::from_rows(5000, &rows).unwrap());
+    assert_eq!(units(&wide.plan(1, 7, &PlanOptions::default())), (4, 2));
+    // Forced: 4 rows per block runs on both passes; fewer rows than the forward's 4 warps is
+    // refused.
+    assert_eq!(units(&ring.plan(1, 7, &PlanOptions { units_per_block: Some(4), ..PlanOptions::default() })), (4, 4));
+    let shape = GraphShape {
+        row_offsets: &ring.rows,
+        col_offsets: &ring.cols,
+        row_min_col: &ring.min_col,
+        row_max_col: &ring.max_col,
+    };
+    let options = PlanOptions { units_per_block: Some(2), ..PlanOptions::default() };
+    assert!(plan(&shape, 1, 7, 227 * 1024, &options).is_err());
 }

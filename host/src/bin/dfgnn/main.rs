@@ -129,6 +129,15 @@ struct BenchArgs {
     /// Use 4-byte loads even when F % 4 == 0.
     #[arg(long)]
     scalar_loads: bool,
+    /// Take whole rows in row order (default: longest first).
+    #[arg(long)]
+    natural_row_order: bool,
+    /// Rows per block of the row kernels.
+    #[arg(long)]
+    units_per_block: Option<u32>,
+    /// Stage sources in shared memory for row_group (true/false; default: the planner decides).
+    #[arg(long)]
+    group_staging: Option<bool>,
 }
 
 #[derive(Subcommand)]
@@ -267,6 +276,9 @@ fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
             max_slots: args.max_slots,
             block_threads: args.block_threads,
             scalar_loads: args.scalar_loads,
+            natural_row_order: args.natural_row_order,
+            units_per_block: args.units_per_block,
+            group_staging: args.group_staging,
             ..Default::default()
         },
     };
