@@ -1,4 +1,6 @@
-//! Quick GT check on the emulator (the full matrix lives in the proptests crate).
+//! GT and AGNN against the f64 reference for a spread of shapes, every schedule and every kernel
+//! variant: on the emulator always, and on the GPU when one is found (the proptests crate adds
+//! random graphs and shrinking).
 
 use dfgnn::{Backend, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
@@ -83,14 +85,29 @@ fn spread(backend: &Backend) {
         check(backend, h, f, split);
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
             check(backend, h, f, PlanOptions { schedule, ..Default::default() });
-            check(
-                backend,
-                h,
-                f,
-                PlanOptions { schedule, group_rows: Some(3), split_threshold: Some(20), ..Default::default() },
-            );
+            let small_groups =
+                PlanOptions { schedule, group_rows: Some(3), split_threshold: Some(20), ..Default::default() };
+            check(backend, h, f, small_groups);
         }
     }
+    // Every kernel variant: more slots per lane (2, 4, 8), 4- and 1-float loads, natural row order.
+    for (h, f) in [(8, 64), (8, 32), (4, 128), (3, 33)] {
+        for max_slots in [2, 4, 8] {
+            for scalar_loads in [false, true] {
+                let options = PlanOptions { max_slots: Some(max_slots), scalar_loads, ..Default::default() };
+                check(backend, h, f, options.clone());
+                check(backend, h, f, PlanOptions { schedule: Schedule::RowGroup, ..options.clone() });
+                let split = PlanOptions {
+                    schedule: Schedule::RowSplit,
+                    split_threshold: Some(16),
+                    chunk_edges: Some(10),
+                    ..options
+                };
+                check(backend, h, f, split);
+            }
+        }
+    }
+    check(backend, 4, 64, PlanOptions { natural_row_order: true, ..Default::default() });
 }
 
 #[test]
@@ -144,18 +161,30 @@ fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
 
 #[test]
 fn agnn_matches_reference_on_the_emulator() {
-    let backend = Backend::emulator();
+    agnn_spread(&Backend::emulator());
+}
+
+#[test]
+fn agnn_matches_reference_on_the_gpu() {
+    match Backend::cuda(0) {
+        Ok(b) => agnn_spread(&b),
+        Err(e) => eprintln!("skipped: no GPU ({e})"),
+    }
+}
+
+fn agnn_spread(backend: &Backend) {
+    let backend = backend;
     for (h, f) in [(1, 1), (1, 7), (2, 32), (3, 33), (4, 64)] {
-        check_agnn(&backend, h, f, PlanOptions::default());
+        check_agnn(backend, h, f, PlanOptions::default());
         let split = PlanOptions {
             schedule: Schedule::RowSplit,
             split_threshold: Some(16),
             chunk_edges: Some(10),
             ..Default::default()
         };
-        check_agnn(&backend, h, f, split);
+        check_agnn(backend, h, f, split);
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
-            check_agnn(&backend, h, f, PlanOptions { schedule, ..Default::default() });
+            check_agnn(backend, h, f, PlanOptions { schedule, ..Default::default() });
         }
     }
 }
