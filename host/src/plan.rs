@@ -105,9 +105,11 @@ pub struct PlanOptions {
     pub scalar_loads: bool,
     /// Threads per block of the row kernels (a multiple of 32, at most 1024).
     pub block_threads: Option<u32>,
-    /// Take whole rows in row order rather than longest first. Longest first is the default:
-    /// warps that start together finish together (H200, pl-1M-d16 4×64 forward 8.1 against
-    /// 11.5 ms, forward+backward 29.7 against 42.5 ms; er-1M-d16 about the same either way).
+    /// Take whole rows in row order. By default rows go longest first when their degrees vary
+    /// widely (coefficient of variation above [`SORT_CV`]): warps that start together finish
+    /// together (H200, pl-1M-d16 4×64 forward 8.1 against 11.5 ms, forward+backward 29.7 against
+    /// 42.5 ms), while near-regular graphs keep row order (batch-1024x120-d50 1×128: 1.02 in
+    /// row order against 1.25 ms sorted).
     pub natural_row_order: bool,
     /// Rows (units) per block of the row kernels, taken by its warps in turn (default: one per
     /// warp; more keeps runs of neighbouring rows on one multiprocessor, which measured slower on
@@ -256,6 +258,20 @@ pub const DEFAULT_BACKWARD_BLOCK_THREADS: u32 = 64;
 /// 36 against 41 ms); wide heads still take the slots they need.
 pub const DEFAULT_MAX_SLOTS: u32 = 1;
 
+/// Degrees with a coefficient of variation above this are taken longest first.
+pub const SORT_CV: f64 = 1.0;
+
+/// The coefficient of variation of the degrees given by `offsets`.
+fn degree_cv(offsets: &[u64]) -> f64 {
+    let n = offsets.len().saturating_sub(1);
+    if n == 0 {
+        return 0.0;
+    }
+    let mean = offsets[n] as f64 / n as f64;
+    let var = offsets.windows(2).map(|w| (w[1] - w[0]) as f64 - mean).map(|d| d * d).sum::<f64>() / n as f64;
+    if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
+}
+
 /// Plans level 1 over rows with the given CSR (or CSC) offsets.
 fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by_degree: bool) -> Result<RowPlan> {
     let n = offsets.len().saturating_sub(1);
@@ -263,6 +279,10 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
         return Err(Error::Unsupported { what: format!("{n} rows (at most 2^32 - 1)") });
     }
     let degree = |r: usize| offsets[r + 1] - offsets[r];
+    // Longest rows first only where degrees vary widely (power laws): there warps that start
+    // together then finish together; on near-regular graphs row order keeps neighbouring rows
+    // (and their shared sources) together.
+    let by_degree = by_degree && degree_cv(offsets) > SORT_CV;
     let threshold = split_threshold.unwrap_or(u64::MAX);
     let heavy: Vec<u32> = (0..n).filter(|&r| degree(r) > threshold).map(|r| r as u32).collect();
     let mut whole: Vec<u32> = (0..n).filter(|&r| degree(r) <= threshold).map(|r| r as u32).collect();

@@ -149,6 +149,14 @@ macro_rules! testgen_all {
         }
 
         #[test]
+        #[ignore = "blocked on: the fused backward recomputes alpha from lse in the log2 domain with |lse|*2^-24 rounding (dv error 1e-5 at |lse| = 146, naive 1e-21)"]
+        fn fused_backward_keeps_naive_accuracy_at_large_scores() {
+            if let Some(b) = $backend {
+                $crate::suite::fused_backward_keeps_naive_accuracy_at_large_scores(&b);
+            }
+        }
+
+        #[test]
         #[ignore = "blocked on: max_slots outside 1/2/4/8 (e.g. 3) plans 3 slots, which has no kernel (panic in gt.rs)"]
         fn max_slots_outside_the_kernel_table_run_or_are_refused() {
             if let Some(b) = $backend {

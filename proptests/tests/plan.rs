@@ -15,10 +15,9 @@
 //!   chunks of `chunk_edges` (512) edges; `Auto` picks `row_split` when a row or column exceeds
 //!   the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel` when
 //!   no fused forward holds the shape;
-//! - rows per block: forced values below the warps per block are refused; by default
-//!   `clamp(next_pow2(median row span), warps, 512)` when the median span (largest − smallest
-//!   column + 1) is at most 4096, else the warps per block (4 for the forward's 128 threads, 2
-//!   for the backward's 64).
+//! - whole rows go longest first (ties in row order) unless `natural_row_order`;
+//! - rows per block: the warps per block by default (4 for the forward's 128 threads, 2 for the
+//!   backward's 64); forced values below the warps per block are refused.
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{DEFAULT_CHUNK_EDGES, GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan};
@@ -256,23 +255,17 @@ fn invalid_options_are_refused() {
 }
 
 #[test]
-fn rows_per_block_follow_locality() {
+fn rows_per_block_default_to_the_warps_per_block() {
     let units =
         |p: &Plan| (p.forward.as_ref().unwrap().units_per_block, p.backward_rows.as_ref().unwrap().units_per_block);
-    // The ring: spans 5 (rows 0..=10 and 15) and 13 (rows 11..=14); the median (index 8 of 16
-    // sorted) is 5, so next_pow2(5) = 8 rows per block for both passes.
     let ring = Shape::of(&ring());
-    assert_eq!(units(&ring.plan(1, 7, &PlanOptions::default())), (8, 8));
-    // The super node graph: row i in 1..=297 spans i + 3, row 298 spans 300, row 299 spans 2,
-    // row 0 spans 300; sorted, index 150 holds 153, so 256 rows per block.
-    assert_eq!(units(&Shape::of(&super_node(true)).plan(1, 7, &PlanOptions::default())), (256, 256));
-    // Rows whose sources lie 5000 apart: no locality, one row per warp (4 and 2 warps).
-    let rows: Vec<Vec<u32>> = (0..64).map(|_| vec![0, 4999]).collect();
-    let wide = Shape::of(&Csr::from_rows(5000, &rows).unwrap());
-    assert_eq!(units(&wide.plan(1, 7, &PlanOptions::default())), (4, 2));
-    // Forced: 4 rows per block runs on both passes; fewer rows than the forward's 4 warps is
+    // 128 forward threads are 4 warps, 64 backward threads 2.
+    assert_eq!(units(&ring.plan(1, 7, &PlanOptions::default())), (4, 2));
+    // Forced threads apply to both passes: 256 threads are 8 warps.
+    assert_eq!(units(&ring.plan(1, 7, &PlanOptions { block_threads: Some(256), ..PlanOptions::default() })), (8, 8));
+    // Forced rows per block, at least the forward's 4 warps, apply to both passes; fewer are
     // refused.
-    assert_eq!(units(&ring.plan(1, 7, &PlanOptions { units_per_block: Some(4), ..PlanOptions::default() })), (4, 4));
+    assert_eq!(units(&ring.plan(1, 7, &PlanOptions { units_per_block: Some(16), ..PlanOptions::default() })), (16, 16));
     let shape = GraphShape {
         row_offsets: &ring.rows,
         col_offsets: &ring.cols,
@@ -281,4 +274,27 @@ fn rows_per_block_follow_locality() {
     };
     let options = PlanOptions { units_per_block: Some(2), ..PlanOptions::default() };
     assert!(plan(&shape, 1, 7, 227 * 1024, &options).is_err());
+}
+
+#[test]
+fn whole_rows_go_longest_first_unless_natural_order_is_asked() {
+    // Degrees 1, 3, 0, 3, 2: longest first, ties in row order: 1, 3, 4, 0, 2.
+    let g = Csr::from_rows(5, &[vec![0], vec![0, 1, 2], vec![], vec![4, 4, 0], vec![1, 2]]).unwrap();
+    let s = Shape::of(&g);
+    let p = s.plan(1, 7, &PlanOptions::default());
+    let fwd = p.forward.as_ref().unwrap();
+    assert_eq!((fwd.rows.whole.as_deref(), fwd.rows.whole_count), (Some(&[1, 3, 4, 0, 2][..]), 5), "{p}");
+    let p = s.plan(1, 7, &PlanOptions { natural_row_order: true, ..PlanOptions::default() });
+    let fwd = p.forward.as_ref().unwrap();
+    assert_eq!((fwd.rows.whole.as_deref(), fwd.rows.whole_count), (None, 5), "{p}");
+    // Split rows leave the list; the rest keep their order: threshold 2 splits rows 1 and 3.
+    let options = PlanOptions { split_threshold: Some(2), chunk_edges: Some(2), ..PlanOptions::default() };
+    let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, ..options });
+    let rows = &p.forward.as_ref().unwrap().rows;
+    assert_eq!(rows.whole.as_deref(), Some(&[4, 0, 2][..]), "{p}");
+    let split = rows.split.as_ref().unwrap();
+    assert_eq!(
+        (split.rows.clone(), split.first_unit.clone(), split.unit_chunks.clone()),
+        (vec![1, 3], vec![0, 2, 4], vec![0, 1, 0, 1])
+    );
 }

@@ -381,6 +381,7 @@ fn panic_message(payload: &(dyn core::any::Any + Send)) -> String {
 /// # Safety
 /// `bp` is the live block and no reference into it is held.
 unsafe fn record(bp: *mut Block, t: usize, kind: EmuErrorKind) {
+    // SAFETY: guaranteed by the caller.
     let block = unsafe { &mut *bp };
     if block.error.is_none() {
         block.error =
@@ -450,6 +451,7 @@ fn thread_exited(bp: *mut Block, t: usize) {
             && c.mask & (1 << lane) != 0
         {
             let detail = format!("lane {lane} exited while lane {l} waits for it in {:?} at {}", c.op, c.site);
+            // SAFETY: called by the scheduler between resumes; `block` is not used after this.
             unsafe { record(bp, t, EmuErrorKind::WarpMisuse { detail }) };
             return;
         }
