@@ -173,7 +173,6 @@ fn agnn_matches_reference_on_the_gpu() {
 }
 
 fn agnn_spread(backend: &Backend) {
-    let backend = backend;
     for (h, f) in [(1, 1), (1, 7), (2, 32), (3, 33), (4, 64)] {
         check_agnn(backend, h, f, PlanOptions::default());
         let split = PlanOptions {

@@ -12,7 +12,7 @@ fn backend() -> Option<Backend> {
 dfgnn_proptests::testgen_all!(backend(), Budget::EMULATOR);
 
 #[test]
-#[ignore = "slow: the full H x F x schedule x forced-options cross product, about 3,500 checks on the emulator"]
+#[ignore = "slow: the full H x F x schedule x forced-options cross product, about 3,800 checks, 7 minutes on the emulator"]
 fn full_cross_product() {
     dfgnn_proptests::suite::full_cross_product(&Backend::emulator());
 }

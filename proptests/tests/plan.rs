@@ -15,7 +15,8 @@
 //!   chunks of `chunk_edges` (512) edges; `Auto` picks `row_split` when a row or column exceeds
 //!   the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel` when
 //!   no fused forward holds the shape;
-//! - whole rows go longest first (ties in row order) unless `natural_row_order`;
+//! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
+//!   exceeds 1, unless `natural_row_order`;
 //! - rows per block: the warps per block by default (4 for the forward's 128 threads, 2 for the
 //!   backward's 64); forced values below the warps per block are refused.
 
@@ -277,24 +278,33 @@ fn rows_per_block_default_to_the_warps_per_block() {
 }
 
 #[test]
-fn whole_rows_go_longest_first_unless_natural_order_is_asked() {
-    // Degrees 1, 3, 0, 3, 2: longest first, ties in row order: 1, 3, 4, 0, 2.
-    let g = Csr::from_rows(5, &[vec![0], vec![0, 1, 2], vec![], vec![4, 4, 0], vec![1, 2]]).unwrap();
-    let s = Shape::of(&g);
-    let p = s.plan(1, 7, &PlanOptions::default());
-    let fwd = p.forward.as_ref().unwrap();
-    assert_eq!((fwd.rows.whole.as_deref(), fwd.rows.whole_count), (Some(&[1, 3, 4, 0, 2][..]), 5), "{p}");
-    let p = s.plan(1, 7, &PlanOptions { natural_row_order: true, ..PlanOptions::default() });
-    let fwd = p.forward.as_ref().unwrap();
-    assert_eq!((fwd.rows.whole.as_deref(), fwd.rows.whole_count), (None, 5), "{p}");
-    // Split rows leave the list; the rest keep their order: threshold 2 splits rows 1 and 3.
-    let options = PlanOptions { split_threshold: Some(2), chunk_edges: Some(2), ..PlanOptions::default() };
-    let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, ..options });
-    let rows = &p.forward.as_ref().unwrap().rows;
-    assert_eq!(rows.whole.as_deref(), Some(&[4, 0, 2][..]), "{p}");
-    let split = rows.split.as_ref().unwrap();
-    assert_eq!(
-        (split.rows.clone(), split.first_unit.clone(), split.unit_chunks.clone()),
-        (vec![1, 3], vec![0, 2, 4], vec![0, 1, 0, 1])
-    );
+fn whole_rows_go_longest_first_when_degrees_vary_widely() {
+    let whole = |g: &Csr, options: &PlanOptions| {
+        let p = Shape::of(g).plan(1, 7, options);
+        let rows = p.forward.as_ref().unwrap().rows.clone();
+        (rows.whole, rows.whole_count, rows.split)
+    };
+    // Degrees 1, 9, 0, 0, 2, 0: mean 2, standard deviation √(62/6) ≈ 3.2, CV 1.6 > 1: longest
+    // first, ties in row order: 1, 4, 0, 2, 3, 5.
+    let varied =
+        Csr::from_rows(6, &[vec![0], vec![0, 1, 2, 3, 4, 5, 0, 1, 2], vec![], vec![], vec![1, 2], vec![]]).unwrap();
+    assert_eq!(whole(&varied, &PlanOptions::default()), (Some(vec![1, 4, 0, 2, 3, 5]), 6, None));
+    // ... unless the natural order is asked for.
+    let natural = PlanOptions { natural_row_order: true, ..PlanOptions::default() };
+    assert_eq!(whole(&varied, &natural), (None, 6, None));
+    // Split rows leave the list, the rest keep their order: threshold 2 splits row 1 into
+    // ceil(9 / 2) = 5 chunks.
+    let split = PlanOptions {
+        schedule: Schedule::RowSplit,
+        split_threshold: Some(2),
+        chunk_edges: Some(2),
+        ..PlanOptions::default()
+    };
+    let (list, count, chunks) = whole(&varied, &split);
+    assert_eq!((list, count), (Some(vec![4, 0, 2, 3, 5]), 5));
+    let chunks = chunks.expect("row 1 is split");
+    assert_eq!((chunks.rows, chunks.first_unit, chunks.unit_chunks), (vec![1], vec![0, 5], vec![0, 1, 2, 3, 4]));
+    // Degrees 1, 3, 0, 3, 2: CV ≈ 0.65 ≤ 1, row order.
+    let regular = Csr::from_rows(5, &[vec![0], vec![0, 1, 2], vec![], vec![4, 4, 0], vec![1, 2]]).unwrap();
+    assert_eq!(whole(&regular, &PlanOptions::default()), (None, 5, None));
 }
