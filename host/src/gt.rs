@@ -152,6 +152,10 @@ pub struct GtForward<'a> {
     pub out: Buffer<f32>,
     /// `[N_dst, H]` log-sum-exp of each row's scores (−∞ for an empty row).
     pub lse: Buffer<f32>,
+    /// `[N_dst, H, 2]` the fused forward's (max score in base-2 units, 1/sum), from which the
+    /// fused backward recomputes α exactly as the forward weighted (empty after a baseline
+    /// forward, whose backward recomputes α itself).
+    stats: Buffer<f32>,
     q: GSlice<f32>,
     k: GSlice<f32>,
     v: GSlice<f32>,
@@ -255,16 +259,19 @@ impl<'g, 'b> Gt<'g, 'b> {
         let Some(pass) = &self.forward else {
             let inputs = baseline::Inputs { q, k, v, heads, feat, scale };
             let (out, lse) = baseline::forward(g, &inputs, self.plan.schedule == Schedule::EdgeParallel)?;
-            return Ok(GtForward { out, lse, q, k, v, _inputs: std::marker::PhantomData });
+            let stats = backend.alloc::<f32>(0)?;
+            return Ok(GtForward { out, lse, stats, q, k, v, _inputs: std::marker::PhantomData });
         };
         let mut out = backend.alloc::<f32>(self.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
+        let mut stats = backend.alloc::<f32>(g.num_dst() * heads as usize * 2)?;
         let kernel = kernels::FWD[pass.variant()].expect("every forward variant exists");
         let params = |units: Units,
                       partial_acc: GSliceMut<f32>,
                       partial_ml: GSliceMut<f32>,
                       out: GSliceMut<f32>,
-                      lse: GSliceMut<f32>| GtFwdParams {
+                      lse: GSliceMut<f32>,
+                      stats: GSliceMut<f32>| GtFwdParams {
             offsets: g.d_row_offsets.view(),
             columns: g.d_columns.view(),
             units,
@@ -274,6 +281,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             v,
             out,
             lse,
+            stats,
             partial_acc,
             partial_ml,
             scale_log2: scale * std::f32::consts::LOG2_E,
@@ -296,6 +304,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 v,
                 out: out.view_mut(),
                 lse: lse.view_mut(),
+                stats: stats.view_mut(),
                 num_groups: gp.first.len() as u32,
                 scale_log2: scale * std::f32::consts::LOG2_E,
             };
@@ -317,6 +326,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 GSliceMut::empty(),
                 out.view_mut(),
                 lse.view_mut(),
+                stats.view_mut(),
             );
             // SAFETY: every slice views a live buffer of this backend with the length the kernel
             // indexes by (shapes checked above, the graph's offsets validated when prepared);
@@ -341,6 +351,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 partial_ml.view_mut(),
                 GSliceMut::empty(),
                 GSliceMut::empty(),
+                GSliceMut::empty(),
             );
             // SAFETY: as above; the partials hold one [H, F] (and [H, 2]) block per unit.
             unsafe {
@@ -360,6 +371,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 partial_ml: partial_ml.view(),
                 out: out.view_mut(),
                 lse: lse.view_mut(),
+                stats: stats.view_mut(),
                 heads,
                 feat,
                 num_rows: split.rows.len() as u32,
@@ -377,7 +389,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 )?
             };
         }
-        Ok(GtForward { out, lse, q, k, v, _inputs: std::marker::PhantomData })
+        Ok(GtForward { out, lse, stats, q, k, v, _inputs: std::marker::PhantomData })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
@@ -426,7 +438,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             k: fwd.k,
             v: fwd.v,
             out: fwd.out.view(),
-            lse: fwd.lse.view(),
+            stats: fwd.stats.view(),
             d_out: d_out.view(),
             dq,
             delta,
@@ -505,7 +517,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             q: fwd.q,
             k: fwd.k,
             v: fwd.v,
-            lse: fwd.lse.view(),
+            stats: fwd.stats.view(),
             delta,
             d_out: d_out.view(),
             dk,
@@ -612,6 +624,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             partial_ml: GSlice::empty(),
             out,
             lse: GSliceMut::empty(),
+            stats: GSliceMut::empty(),
             heads: self.plan.heads,
             feat: self.plan.feat,
             num_rows: split.rows.len() as u32,

@@ -162,6 +162,8 @@ pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32) -> Result<
             ),
         });
     }
+    // Kernels exist for 1, 2, 4 and 8 slots: a cap between them means the one below.
+    let max_slots = 1u32 << max_slots.clamp(1, 8).ilog2();
     let heads_per_slot = WARP_SIZE / group;
     let (slots, edge_width) = if sph == 1 && heads * group <= WARP_SIZE {
         // All heads of an edge fit in part of a warp: several edges per step.
@@ -434,6 +436,12 @@ pub fn plan(
     options: &PlanOptions,
 ) -> Result<Plan> {
     let (row_offsets, col_offsets) = (graph.row_offsets, graph.col_offsets);
+    if heads == 0 || feat == 0 {
+        return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
+    }
+    if options.max_slots == Some(0) {
+        return Err(Error::Unsupported { what: "at most 0 register slots per lane".to_string() });
+    }
     let mut reasons = Vec::new();
     let max_degree = |offsets: &[u64]| offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let threshold = options.split_threshold.unwrap_or(DEFAULT_SPLIT_THRESHOLD);

@@ -63,6 +63,9 @@ pub struct GtFwdParams {
     pub out: GSliceMut<f32>,
     /// `[N_dst, H]` natural log-sum-exp of each row's scores, −∞ for an empty row (whole-row mode).
     pub lse: GSliceMut<f32>,
+    /// `[N_dst, H, 2]` what the backward recomputes α from: the maximum score (base-2 units)
+    /// and the reciprocal of the sum the output was normalised by (whole-row mode).
+    pub stats: GSliceMut<f32>,
     /// `[U, H, F]` unnormalised partial outputs (split mode).
     pub partial_acc: GSliceMut<f32>,
     /// `[U, H, 2]` partial (max in log2 units, sum of 2^(s − max)) (split mode).
@@ -72,7 +75,7 @@ pub struct GtFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtFwdParams {}
-const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 224);
+const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 240);
 
 /// `gt_fwd_combine`: merges the partial results of split rows into `out` and `lse`.
 #[repr(C)]
@@ -90,6 +93,8 @@ pub struct GtCombineParams {
     pub out: GSliceMut<f32>,
     /// `[N, H]` merged log-sum-exp (forward only; empty for a sum).
     pub lse: GSliceMut<f32>,
+    /// `[N, H, 2]` merged (max, 1/sum) for the backward (forward only; empty for a sum).
+    pub stats: GSliceMut<f32>,
     /// Heads `H`.
     pub heads: u32,
     /// Features per head `F`.
@@ -101,7 +106,7 @@ pub struct GtCombineParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtCombineParams {}
-const _: () = assert!(core::mem::size_of::<GtCombineParams>() == 112);
+const _: () = assert!(core::mem::size_of::<GtCombineParams>() == 128);
 
 /// `gt_bwd_rows_*`: the row pass of the backward: dq, and D = dO·o for the column pass.
 #[repr(C)]
@@ -123,8 +128,8 @@ pub struct GtBwdRowsParams {
     pub v: GSlice<f32>,
     /// `[N_dst, H, F]` forward output.
     pub out: GSlice<f32>,
-    /// `[N_dst, H]` forward log-sum-exp.
-    pub lse: GSlice<f32>,
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum) per row and head.
+    pub stats: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
     pub d_out: GSlice<f32>,
     /// `[N_dst, H, F]` dq (whole-row mode).
@@ -160,8 +165,8 @@ pub struct GtBwdColsParams {
     pub k: GSlice<f32>,
     /// `[N_src, H, F]` values.
     pub v: GSlice<f32>,
-    /// `[N_dst, H]` forward log-sum-exp.
-    pub lse: GSlice<f32>,
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum) per row and head.
+    pub stats: GSlice<f32>,
     /// `[N_dst, H]` D = dO·o from the row pass.
     pub delta: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
@@ -213,6 +218,8 @@ pub struct GtGroupParams {
     pub out: GSliceMut<f32>,
     /// `[N_dst, H]` log-sum-exp.
     pub lse: GSliceMut<f32>,
+    /// `[N_dst, H, 2]` (max score in base-2 units, 1/sum) for the backward.
+    pub stats: GSliceMut<f32>,
     /// Number of groups `G` (= blocks).
     pub num_groups: u32,
     /// The score scale times log2(e).
@@ -220,4 +227,4 @@ pub struct GtGroupParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtGroupParams {}
-const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 224);
+const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 240);

@@ -19,7 +19,7 @@ use crate::kernels::common::lanes::Slot;
 use crate::kernels::common::segment;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{self, WARP_SIZE, math};
+use crate::simt::{self, F2, WARP_SIZE, math};
 
 /// The column-pass body for one vector type, `SLOTS` vectors per lane and `CHUNK` edges per step.
 #[inline(always)]
@@ -34,6 +34,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
         let group = map.edge_group(lane);
         let groups = map.edge_groups();
         let scale_log2 = p.scale * math::LOG2_E;
+        let stats = p.stats.cast::<F2>();
         let at = |node: u32, slot: Slot| {
             ((node as usize * heads as usize + slot.head as usize) * fv as usize) + slot.vector as usize
         };
@@ -57,7 +58,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                 let mut valid = [false; CHUNK];
                 let mut queries = [[V::zero(); SLOTS]; CHUNK];
                 let mut grads = [[V::zero(); SLOTS]; CHUNK];
-                let mut lse2 = [[0.0f32; SLOTS]; CHUNK];
+                let mut ml = [[F2([0.0; 2]); SLOTS]; CHUNK];
                 let mut deltas = [[0.0f32; SLOTS]; CHUNK];
                 unroll!(CHUNK, |c| {
                     let e = base + (c as u32 * groups + group) as u64;
@@ -69,21 +70,22 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                                 queries[c][s] = q.load(at(rows[c], slots[s]));
                                 grads[c][s] = d_out.load(at(rows[c], slots[s]));
                                 // The row's scalars, loaded with its vectors so their latency overlaps.
-                                lse2[c][s] = p.lse.load(scalar(rows[c], slots[s])) * math::LOG2_E;
+                                ml[c][s] = stats.load(scalar(rows[c], slots[s]));
                                 deltas[c][s] = p.delta.load(scalar(rows[c], slots[s]));
                             }
                         });
                     }
                 });
                 unroll!(CHUNK, |c| {
-                    let mut qk: [f32; SLOTS] = core::array::from_fn(|s| queries[c][s].dot(kj[s]));
+                    // Scores with the forward's arithmetic: q pre-scaled by c·log2 e.
+                    let mut qk: [f32; SLOTS] = core::array::from_fn(|s| queries[c][s].scale(scale_log2).dot(kj[s]));
                     let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads[c][s].dot(vj[s]));
                     map.head_sum(&mut qk);
                     map.head_sum(&mut dov);
                     if valid[c] {
                         unroll!(SLOTS, |s| {
                             if slots[s].active {
-                                let alpha = math::exp2(scale_log2 * qk[s] - lse2[c][s]);
+                                let alpha = math::exp2(qk[s] - ml[c][s].0[0]) * ml[c][s].0[1];
                                 let ds = alpha * (dov[s] - deltas[c][s]);
                                 dk[s] = queries[c][s].mul_add(ds, dk[s]);
                                 dv[s] = grads[c][s].mul_add(alpha, dv[s]);

@@ -9,7 +9,9 @@
 //! None.
 //!
 //! # Numerics
-//! f32. `α = 2^(c·log2 e·q·k − lse·log2 e)`, `ds = α·(dO·v − D)`. Whole rows write `dq` (scaled
+//! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic (q
+//! pre-scaled by `c·log2 e`), so α matches the forward's weights to the last bit of the
+//! exponent; `ds = α·(dO·v − D)`. Whole rows write `dq` (scaled
 //! by `c`) and `D`; chunks of split rows write unscaled partial sums (summed by
 //! [`super::combine`]); chunk 0 writes `D`. Optionally each row's (or chunk's) `Σ ds·q·k` per
 //! head, from which AGNN's dβ is summed.
@@ -19,7 +21,7 @@ use crate::kernels::common::lanes::Slot;
 use crate::kernels::common::segment;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{self, FULL_MASK, WARP_SIZE, math, warp};
+use crate::simt::{self, F2, FULL_MASK, WARP_SIZE, math, warp};
 
 /// The row-pass body for one vector type, `SLOTS` vectors per lane and `CHUNK` edges per step.
 #[inline(always)]
@@ -51,9 +53,13 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
             let doi: [V; SLOTS] = core::array::from_fn(|s| load(&d_out, s));
             let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(load(&out, s)));
             map.head_sum(&mut delta);
-            let lse2: [f32; SLOTS] = core::array::from_fn(|s| {
-                if slots[s].active { p.lse.load(scalar(work.row, slots[s])) * math::LOG2_E } else { 0.0 }
+            // The forward's (max, 1/sum) in base-2 units, and q scaled as the forward scaled it.
+            let stats = p.stats.cast::<F2>();
+            let ml: [F2; SLOTS] = core::array::from_fn(|s| {
+                if slots[s].active { stats.load(scalar(work.row, slots[s])) } else { F2([0.0; 2]) }
             });
+            let qs: [V; SLOTS] = core::array::from_fn(|s| qi[s].scale(scale_log2));
+            let want_ds_dot = !p.ds_dot.is_empty();
             if group == 0 && work.chunk == 0 {
                 unroll!(SLOTS, |s| {
                     if slots[s].active && slots[s].vector == 0 {
@@ -84,13 +90,19 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
                     }
                 });
                 unroll!(CHUNK, |c| {
-                    let mut qk: [f32; SLOTS] = core::array::from_fn(|s| qi[s].dot(keys[c][s]));
+                    let mut score: [f32; SLOTS] = core::array::from_fn(|s| qs[s].dot(keys[c][s]));
                     let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
-                    map.head_sum(&mut qk);
+                    map.head_sum(&mut score);
                     map.head_sum(&mut dov);
+                    // AGNN's dβ needs the unscaled q·k (β may be 0): only when asked (uniform).
+                    let mut qk = [0.0f32; SLOTS];
+                    if want_ds_dot {
+                        qk = core::array::from_fn(|s| qi[s].dot(keys[c][s]));
+                        map.head_sum(&mut qk);
+                    }
                     if valid[c] {
                         unroll!(SLOTS, |s| {
-                            let alpha = math::exp2(scale_log2 * qk[s] - lse2[s]);
+                            let alpha = math::exp2(score[s] - ml[s].0[0]) * ml[s].0[1];
                             let ds = alpha * (dov[s] - delta[s]);
                             dq[s] = keys[c][s].mul_add(ds, dq[s]);
                             ds_dot[s] += ds * qk[s];

@@ -69,6 +69,8 @@ kernel! {
         p.out.store(row * heads * feat + x, acc * inv);
         if x.is_multiple_of(feat) {
             p.lse.store(row * heads + head, log_sum_exp(m, l));
+            p.stats.store(2 * (row * heads + head), m);
+            p.stats.store(2 * (row * heads + head) + 1, inv);
         }
     }
 }

@@ -15,8 +15,9 @@
 //! # Numerics
 //! f32. Scores in base-2 units (`scale·log2 e` folded into q), one `ex2.approx` per score and
 //! per rescale. Whole rows write `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2`
-//! (−∞ for an empty row); chunks of split rows write the unnormalised `(m, l, acc)` for
-//! [`super::combine`].
+//! (−∞ for an empty row), and for the backward `(m, 1/l)` (the backward recomputes the scores
+//! with the same arithmetic, so the largest weight comes back as exactly `1/l`); chunks of split
+//! rows write the unnormalised `(m, l, acc)` for [`super::combine`].
 
 use crate::abi::GtFwdParams;
 use crate::kernels::common::lanes::Slot;
@@ -132,6 +133,8 @@ pub fn forward<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtFwdParam
                             p.out.cast::<V>().store(at(work.row, slot), acc[s].scale(inv));
                             if slot.vector == 0 {
                                 p.lse.store(scalar(work.row), log_sum_exp(m[s], l[s]));
+                                p.stats.store(2 * scalar(work.row), m[s]);
+                                p.stats.store(2 * scalar(work.row) + 1, inv);
                             }
                         }
                     }

@@ -124,7 +124,9 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
                 let (row, col) = (p.coo_rows.load(e as usize), p.columns.load(e as usize));
                 unroll!(SLOTS, |s| {
                     if slots[s].active {
-                        let qs = q.load(row as usize * row_len + offset(s));
+                        // Pre-scaled as in the other kernels, so the backward recomputes these
+                        // scores bit for bit.
+                        let qs = q.load(row as usize * row_len + offset(s)).scale(p.scale_log2);
                         partial[s] = qs.dot(src.key(col, offset(s), row_len));
                     }
                 });
@@ -133,10 +135,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
             if valid {
                 unroll!(SLOTS, |s| {
                     if slots[s].active && slots[s].vector == 0 {
-                        scores.store(
-                            (e - e0) as usize * heads as usize + slots[s].head as usize,
-                            partial[s] * p.scale_log2,
-                        );
+                        scores.store((e - e0) as usize * heads as usize + slots[s].head as usize, partial[s]);
                     }
                 });
             }
@@ -175,7 +174,10 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
                 e += WARP_SIZE as u64;
             }
             if lane == 0 {
-                p.lse.store(row as usize * heads as usize + h as usize, log_sum_exp(m, l));
+                let rh = row as usize * heads as usize + h as usize;
+                p.lse.store(rh, log_sum_exp(m, l));
+                p.stats.store(2 * rh, m);
+                p.stats.store(2 * rh + 1, inv);
             }
         }
         simt::sync_warp(FULL_MASK);
