@@ -136,6 +136,10 @@ unsafe fn launch_warps<P: LaunchParams>(
     if units == 0 {
         return Ok(());
     }
+    // The block size is a request: a kernel whose registers cannot fill it gets the largest block
+    // it can run (its warps then take more of the block's units each; the results are the same).
+    let limit = backend.max_threads_per_block(kernel)? / WARP_SIZE * WARP_SIZE;
+    let block_threads = block_threads.min(limit.max(WARP_SIZE));
     let blocks = units.div_ceil(units_per_block.max(block_threads / WARP_SIZE) as usize);
     if blocks > i32::MAX as usize {
         return Err(Error::Unsupported { what: format!("{units} warps of work in one launch") });

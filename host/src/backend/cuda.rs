@@ -177,6 +177,12 @@ impl CudaBackend {
         Ok(entry.0.clone())
     }
 
+    /// The most threads per block `name` can launch with (its registers bound it).
+    pub fn max_threads_per_block(&self, name: &'static str) -> Result<u32> {
+        let f = self.function(name, 0)?;
+        f.max_threads_per_block().map(|t| t as u32).during(|| format!("reading `{name}`'s thread limit"))
+    }
+
     /// # Safety
     /// As `Backend::launch`.
     pub unsafe fn launch<P: LaunchParams>(

@@ -297,6 +297,15 @@ impl Backend {
         }
     }
 
+    /// The most threads per block `kernel` can launch with: its register use bounds it on the GPU
+    /// (the emulator allows the hardware maximum, 1024).
+    pub fn max_threads_per_block<P>(&self, kernel: &KernelRef<P>) -> Result<u32> {
+        match &self.inner {
+            Inner::Cuda(c) => c.max_threads_per_block(kernel.name),
+            Inner::Emulator(_) => Ok(dfgnn_device::simt::emu::MAX_THREADS_PER_BLOCK),
+        }
+    }
+
     /// Waits for all queued work.
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
