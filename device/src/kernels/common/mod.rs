@@ -1,5 +1,6 @@
 //! Pieces every kernel family shares.
 
+pub mod gather;
 pub mod lanes;
 pub mod reduce;
 pub mod segment;

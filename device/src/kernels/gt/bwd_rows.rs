@@ -17,6 +17,7 @@
 //! head, from which AGNN's dβ is summed.
 
 use crate::abi::GtBwdRowsParams;
+use crate::kernels::common::gather::{Chunk, gather};
 use crate::kernels::common::lanes::Slot;
 use crate::kernels::common::segment;
 use crate::kernels::common::unroll::unroll;
@@ -73,22 +74,8 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtBw
             // Main loop over chunks of CHUNK edges per edge group.
             let mut base = work.start;
             while base < work.end {
-                let mut valid = [false; CHUNK];
-                let mut keys = [[V::zero(); SLOTS]; CHUNK];
-                let mut values = [[V::zero(); SLOTS]; CHUNK];
-                unroll!(CHUNK, |c| {
-                    let e = base + (c as u32 * groups + group) as u64;
-                    valid[c] = e < work.end;
-                    if valid[c] {
-                        let col = p.columns.load(e as usize);
-                        unroll!(SLOTS, |s| {
-                            if slots[s].active {
-                                keys[c][s] = k.load(at(col, slots[s]));
-                                values[c][s] = v.load(at(col, slots[s]));
-                            }
-                        });
-                    }
-                });
+                let Chunk { valid, keys, values } =
+                    gather::<V, SLOTS, CHUNK>(&p.columns, &k, &v, &slots, &at, base, work.end, group, groups);
                 unroll!(CHUNK, |c| {
                     let mut score: [f32; SLOTS] = core::array::from_fn(|s| qs[s].dot(keys[c][s]));
                     let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));

@@ -20,6 +20,7 @@
 //! rows write the unnormalised `(m, l, acc)` for [`super::combine`].
 
 use crate::abi::GtFwdParams;
+use crate::kernels::common::gather::{Chunk, gather};
 use crate::kernels::common::lanes::Slot;
 use crate::kernels::common::segment;
 use crate::kernels::common::softmax::{log_sum_exp, merge, rescale_factor, weight};
@@ -57,22 +58,8 @@ pub fn forward<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtFwdParam
             // Main loop over chunks of CHUNK edges per edge group (uniform trip count across the warp).
             let mut base = work.start;
             while base < work.end {
-                let mut valid = [false; CHUNK];
-                let mut keys = [[V::zero(); SLOTS]; CHUNK];
-                let mut values = [[V::zero(); SLOTS]; CHUNK];
-                unroll!(CHUNK, |c| {
-                    let e = base + (c as u32 * groups + group) as u64;
-                    valid[c] = e < work.end;
-                    if valid[c] {
-                        let col = p.columns.load(e as usize);
-                        unroll!(SLOTS, |s| {
-                            if slots[s].active {
-                                keys[c][s] = k.load(at(col, slots[s]));
-                                values[c][s] = v.load(at(col, slots[s]));
-                            }
-                        });
-                    }
-                });
+                let Chunk { valid, keys, values } =
+                    gather::<V, SLOTS, CHUNK>(&p.columns, &k, &v, &slots, &at, base, work.end, group, groups);
                 let mut scores = [[f32::NEG_INFINITY; SLOTS]; CHUNK];
                 unroll!(CHUNK, |c| {
                     let mut partial: [f32; SLOTS] = core::array::from_fn(|s| qs[s].dot(keys[c][s]));
