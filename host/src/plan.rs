@@ -516,9 +516,7 @@ pub fn plan(
             Schedule::RowSplit
         }
         (Schedule::Auto, Ok(_)) => {
-            reasons.push(format!(
-                "row_tiled: no row or column has more than {threshold} edges, and staging would not pay"
-            ));
+            reasons.push(format!("row_tiled: no row or column has more than {threshold} edges"));
             Schedule::RowTiled
         }
         (forced, Err(e)) if forced.is_fused() => {
@@ -579,8 +577,8 @@ pub fn plan(
         }
         Err(e) => Err(e.to_string()),
     };
-    // The backward passes hold twice the vectors; with F4 loads they stop at 4 slots.
-    let backward_cap = if width == 4 { 4 } else { 8 };
+    // The backward passes hold twice the vectors: they stop at 4 slots.
+    let backward_cap = 4;
     let backward_layout = layout_for(backward_cap).map_err(|e| e.to_string());
     let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {

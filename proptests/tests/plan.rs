@@ -126,9 +126,10 @@ fn backward_layouts_follow_the_documented_caps() {
         (8, 64, &default, (4, 1, 16, 1, 4)),
         // Fv = 128, SPH = 4 = the F4 hard cap: 4 slots, one head per pass, 2 passes.
         (2, 512, &default, (4, 4, 32, 1, 2)),
-        // 8 slots asked for: scalar loads may have them (next_pow2(2·3) = 8, 4 heads per pass);
-        // F4 loads stop at 4 (2 heads per pass, 4 passes, where the forward takes 8 slots).
-        (3, 33, &eight, (1, 8, 32, 1, 1)),
+        // 8 slots asked for: the backward stops at 4 whatever the load width (2 heads per pass
+        // of SPH = 2 for F = 33: 2 passes; F4 at F = 256: 2 heads per pass, 4 passes), where the
+        // forward takes 8.
+        (3, 33, &eight, (1, 4, 32, 1, 2)),
         (8, 256, &eight, (4, 4, 32, 1, 4)),
     ];
     for (h, f, options, want) in table {

@@ -79,14 +79,12 @@ instantiate! {
     GT_BWD_ROWS_W1_S1, gt_bwd_rows_w1_s1, backward_rows, GtBwdRowsParams, f32, 1, 2;
     GT_BWD_ROWS_W1_S2, gt_bwd_rows_w1_s2, backward_rows, GtBwdRowsParams, f32, 2, 2;
     GT_BWD_ROWS_W1_S4, gt_bwd_rows_w1_s4, backward_rows, GtBwdRowsParams, f32, 4, 2;
-    GT_BWD_ROWS_W1_S8, gt_bwd_rows_w1_s8, backward_rows, GtBwdRowsParams, f32, 8, 1;
     GT_BWD_ROWS_W4_S1, gt_bwd_rows_w4_s1, backward_rows, GtBwdRowsParams, F4, 1, 2;
     GT_BWD_ROWS_W4_S2, gt_bwd_rows_w4_s2, backward_rows, GtBwdRowsParams, F4, 2, 2;
     GT_BWD_ROWS_W4_S4, gt_bwd_rows_w4_s4, backward_rows, GtBwdRowsParams, F4, 4, 2;
     GT_BWD_COLS_W1_S1, gt_bwd_cols_w1_s1, backward_cols, GtBwdColsParams, f32, 1, 2;
     GT_BWD_COLS_W1_S2, gt_bwd_cols_w1_s2, backward_cols, GtBwdColsParams, f32, 2, 2;
     GT_BWD_COLS_W1_S4, gt_bwd_cols_w1_s4, backward_cols, GtBwdColsParams, f32, 4, 2;
-    GT_BWD_COLS_W1_S8, gt_bwd_cols_w1_s8, backward_cols, GtBwdColsParams, f32, 8, 1;
     GT_BWD_COLS_W4_S1, gt_bwd_cols_w4_s1, backward_cols, GtBwdColsParams, F4, 1, 2;
     GT_BWD_COLS_W4_S2, gt_bwd_cols_w4_s2, backward_cols, GtBwdColsParams, F4, 2, 2;
     GT_BWD_COLS_W4_S4, gt_bwd_cols_w4_s4, backward_cols, GtBwdColsParams, F4, 4, 2;
@@ -118,28 +116,28 @@ pub const GROUP: [Option<crate::simt::KernelRef<GtGroupParams>>; 8] = [
     Some(GT_GROUP_W4_S8),
 ];
 
-/// The row-pass kernels, by [`variant_index`]. There is none for `F4` with 8 slots: the row and
-/// column passes hold twice the forward's vectors, and at 8 `F4` slots they spill past 255
-/// registers (such shapes take the unfused backward).
+/// The row-pass kernels, by [`variant_index`]. There are none with 8 slots: the row and column
+/// passes hold twice the forward's vectors, and at 8 slots they spill past 255 registers (such
+/// shapes — heads wider than 512 features, or 128 when `F % 4 != 0` — take the unfused backward).
 #[cfg(not(target_arch = "nvptx64"))]
 pub const BWD_ROWS: [Option<crate::simt::KernelRef<GtBwdRowsParams>>; 8] = [
     Some(GT_BWD_ROWS_W1_S1),
     Some(GT_BWD_ROWS_W1_S2),
     Some(GT_BWD_ROWS_W1_S4),
-    Some(GT_BWD_ROWS_W1_S8),
+    None,
     Some(GT_BWD_ROWS_W4_S1),
     Some(GT_BWD_ROWS_W4_S2),
     Some(GT_BWD_ROWS_W4_S4),
     None,
 ];
 
-/// The column-pass kernels, by [`variant_index`] (none for `F4` with 8 slots, as [`BWD_ROWS`]).
+/// The column-pass kernels, by [`variant_index`] (none with 8 slots, as [`BWD_ROWS`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub const BWD_COLS: [Option<crate::simt::KernelRef<GtBwdColsParams>>; 8] = [
     Some(GT_BWD_COLS_W1_S1),
     Some(GT_BWD_COLS_W1_S2),
     Some(GT_BWD_COLS_W1_S4),
-    Some(GT_BWD_COLS_W1_S8),
+    None,
     Some(GT_BWD_COLS_W4_S1),
     Some(GT_BWD_COLS_W4_S2),
     Some(GT_BWD_COLS_W4_S4),
