@@ -490,18 +490,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     &chunks,
                 )?
             };
-            let combine = self.sum_combine(split, partial.view(), dq.view_mut(), scale);
-            // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernels::GT_SUM_COMBINE,
-                    split.rows.len() * self.combine_slices(),
-                    rows_pass.plan.block_threads,
-                    rows_pass.plan.block_threads / WARP_SIZE,
-                    &combine,
-                )?
-            };
+            self.sum_partials(split, &partial, &mut dq, scale, rows_pass.plan.block_threads)?;
         }
 
         // Column pass: dk and dv.
@@ -571,30 +560,8 @@ impl<'g, 'b> Gt<'g, 'b> {
                     &chunks,
                 )?
             };
-            let combine_dk = self.sum_combine(split, partial_dk.view(), dk.view_mut(), scale);
-            // SAFETY: `first_unit` indexes the partials just written.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernels::GT_SUM_COMBINE,
-                    split.rows.len() * self.combine_slices(),
-                    cols_pass.plan.block_threads,
-                    cols_pass.plan.block_threads / WARP_SIZE,
-                    &combine_dk,
-                )?
-            };
-            let combine_dv = self.sum_combine(split, partial_dv.view(), dv.view_mut(), 1.0);
-            // SAFETY: as above.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernels::GT_SUM_COMBINE,
-                    split.rows.len() * self.combine_slices(),
-                    cols_pass.plan.block_threads,
-                    cols_pass.plan.block_threads / WARP_SIZE,
-                    &combine_dv,
-                )?
-            };
+            self.sum_partials(split, &partial_dk, &mut dk, scale, cols_pass.plan.block_threads)?;
+            self.sum_partials(split, &partial_dv, &mut dv, 1.0, cols_pass.plan.block_threads)?;
         }
 
         if let Some(total) = ds_dot {
@@ -614,25 +581,41 @@ impl<'g, 'b> Gt<'g, 'b> {
         (self.plan.heads as usize * self.plan.feat as usize).div_ceil(WARP_SIZE as usize)
     }
 
-    fn sum_combine(
+    /// Sums the partials of the split rows of `split` into `out` (times `factor`).
+    fn sum_partials(
         &self,
         split: &DeviceSplit,
-        partial: GSlice<f32>,
-        out: GSliceMut<f32>,
+        partial: &Buffer<f32>,
+        out: &mut Buffer<f32>,
         factor: f32,
-    ) -> GtCombineParams {
-        GtCombineParams {
+        block_threads: u32,
+    ) -> Result<()> {
+        let params = GtCombineParams {
             rows: split.rows.view(),
             first_unit: split.first_unit.view(),
-            partial_acc: partial,
+            partial_acc: partial.view(),
             partial_ml: GSlice::empty(),
-            out,
+            out: out.view_mut(),
             lse: GSliceMut::empty(),
             stats: GSliceMut::empty(),
             heads: self.plan.heads,
             feat: self.plan.feat,
             num_rows: split.rows.len() as u32,
             factor,
+        };
+        let units = split.rows.len() * self.combine_slices();
+        // SAFETY: `first_unit` indexes `partial`, which holds one [H, F] block per unit of the
+        // split rows, written by the launch before; `out` is [N, H, F] and distinct from it; one
+        // warp per (split row, 32 features).
+        unsafe {
+            launch_warps(
+                self.graph.backend(),
+                &kernels::GT_SUM_COMBINE,
+                units,
+                block_threads,
+                block_threads / WARP_SIZE,
+                &params,
+            )
         }
     }
 }
