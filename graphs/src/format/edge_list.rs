@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
-use super::text::{LineChunks, parse_uint, push_uint, skip_blanks, split_lines};
+use super::text::{LineChunks, parse_uint, skip_blanks, split_lines, write_pairs};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
 
@@ -194,19 +194,7 @@ pub fn write_to<W: Write>(writer: W, g: &Csr) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, writer);
     writeln!(w, "# dfgnn: num_dst={} num_src={}", g.num_dst(), g.num_src())?;
     writeln!(w, "# src dst: the edge src -> dst (dst is the CSR row); {} edges", g.nnz())?;
-    let mut buf = Vec::with_capacity(1 << 20);
-    for (dst, src) in g.edges() {
-        push_uint(&mut buf, src as u64);
-        buf.push(b' ');
-        push_uint(&mut buf, dst as u64);
-        buf.push(b'\n');
-        if buf.len() > (1 << 20) - 32 {
-            w.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    w.write_all(&buf)?;
-    w.flush()
+    write_pairs(&mut w, g.edges().map(|(dst, src)| (src as u64, dst as u64)))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
-use super::text::{LineChunks, is_blank, parse_uint, push_uint, skip_blanks, token};
+use super::text::{LineChunks, is_blank, parse_uint, skip_blanks, token, write_pairs};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
 
@@ -212,19 +212,7 @@ pub fn write_to<W: Write>(writer: W, g: &Csr) -> io::Result<()> {
     writeln!(w, "%%MatrixMarket matrix coordinate pattern general")?;
     writeln!(w, "% written by dfgnn-graphs: row = destination node, column = source node")?;
     writeln!(w, "{} {} {}", g.num_dst(), g.num_src(), g.nnz())?;
-    let mut buf = Vec::with_capacity(1 << 20);
-    for (dst, src) in g.edges() {
-        push_uint(&mut buf, dst as u64 + 1);
-        buf.push(b' ');
-        push_uint(&mut buf, src as u64 + 1);
-        buf.push(b'\n');
-        if buf.len() > (1 << 20) - 32 {
-            w.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    w.write_all(&buf)?;
-    w.flush()
+    write_pairs(&mut w, g.edges().map(|(dst, src)| (dst as u64 + 1, src as u64 + 1)))
 }
 
 #[cfg(test)]

@@ -154,6 +154,23 @@ pub(crate) fn push_uint(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[k..]);
 }
 
+/// Writes one `a b` line per pair through a 1 MiB buffer, then flushes.
+pub(crate) fn write_pairs(w: &mut impl std::io::Write, pairs: impl Iterator<Item = (u64, u64)>) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(1 << 20);
+    for (a, b) in pairs {
+        push_uint(&mut buf, a);
+        buf.push(b' ');
+        push_uint(&mut buf, b);
+        buf.push(b'\n');
+        if buf.len() > (1 << 20) - 48 {
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    w.write_all(&buf)?;
+    w.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@
 
 use crate::abi::{EdgeSoftmaxBackwardParams, EdgeSoftmaxParams};
 use crate::kernel;
-use crate::kernels::unfused::{Groups, exp_shifted, finite_or_zero, group_sum, row_stats};
+use crate::kernels::unfused::{Groups, exp_shifted, finite_or_zero, group_sum, item_row, natural_lse, row_stats};
 use crate::simt::math;
 
 kernel! {
@@ -33,20 +33,14 @@ kernel! {
             let valid = item < total;
 
             // Phase 1: the item's row and head (an empty range for a lane without an item).
-            let (mut start, mut end, mut h) = (0, 0, 0);
-            if valid {
-                let i = (item / heads) as usize;
-                start = p.offsets.load(i);
-                end = p.offsets.load(i + 1);
-                h = item % heads;
-            }
+            let (start, end, h) = item_row(p.offsets, item, heads, valid);
 
             // Phase 2: max and sum of exponentials (group reductions).
             let (m, l) = row_stats(p.scores, start, end, h, heads, &g);
 
             // Phase 3: lse, then alpha; lanes stride over the edges again.
             if valid && g.lane == 0 && !p.lse.is_empty() {
-                let lse = if l > 0.0 { m + math::log2(l) * math::LN_2 } else { f32::NEG_INFINITY };
+                let lse = natural_lse(m, l);
                 p.lse.store(item as usize, lse);
             }
             let shift = finite_or_zero(m);
@@ -76,13 +70,7 @@ kernel! {
             let valid = item < total;
 
             // Phase 1: the item's row and head (an empty range for a lane without an item).
-            let (mut start, mut end, mut h) = (0, 0, 0);
-            if valid {
-                let i = (item / heads) as usize;
-                start = p.offsets.load(i);
-                end = p.offsets.load(i + 1);
-                h = item % heads;
-            }
+            let (start, end, h) = item_row(p.offsets, item, heads, valid);
 
             // Phase 2: the row term D = Σ alpha·d_alpha (group reduction).
             let mut partial = 0.0f32;

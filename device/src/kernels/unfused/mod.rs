@@ -103,6 +103,24 @@ pub(crate) fn group_max(value: f32, width: u32) -> f32 {
     v
 }
 
+/// The CSR edge range and head of `item` (items run over (row, head), row-major), or an empty
+/// range for a lane without an item, so that it still reaches the group reductions.
+#[inline(always)]
+pub(crate) fn item_row(offsets: GSlice<u64>, item: u64, heads: u64, valid: bool) -> (u64, u64, u64) {
+    if !valid {
+        return (0, 0, 0);
+    }
+    let i = (item / heads) as usize;
+    (offsets.load(i), offsets.load(i + 1), item % heads)
+}
+
+/// The natural log-sum-exp of a row whose scores have maximum `m` and `l = Σ exp(s − m)`; −∞ for
+/// an empty row.
+#[inline(always)]
+pub(crate) fn natural_lse(m: f32, l: f32) -> f32 {
+    if l > 0.0 { m + math::log2(l) * math::LN_2 } else { f32::NEG_INFINITY }
+}
+
 /// The softmax statistics of one row and head: the max `m` of the scores `s[e·heads + h]` for
 /// `e` in `start..end`, and `l = Σ 2^((s − m)·log2 e)`. The group's lanes stride over the edges;
 /// both results are in every lane of the group. Every lane of the warp must call it (a lane with

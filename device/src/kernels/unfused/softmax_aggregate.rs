@@ -20,8 +20,8 @@
 
 use crate::abi::SoftmaxAggregateParams;
 use crate::kernel;
-use crate::kernels::unfused::{Feat, Groups, exp_shifted, row_stats};
-use crate::simt::{F4, math};
+use crate::kernels::unfused::{Feat, Groups, exp_shifted, item_row, natural_lse, row_stats};
+use crate::simt::F4;
 
 kernel! {
     /// `out[i, h, :] = Σ_{e in row i} softmax_row(scores)[e, h] · v[columns[e], h, :]` and
@@ -52,13 +52,7 @@ fn softmax_aggregate_body<V: Feat>(p: &SoftmaxAggregateParams) {
         let valid = item < total;
 
         // Phase 1: the item's row and head (an empty range for a lane without an item).
-        let (mut start, mut end, mut h) = (0, 0, 0);
-        if valid {
-            let i = (item / heads) as usize;
-            start = p.offsets.load(i);
-            end = p.offsets.load(i + 1);
-            h = item % heads;
-        }
+        let (start, end, h) = item_row(p.offsets, item, heads, valid);
 
         // Phase 2: max and sum of exponentials, lanes over edges (group reductions).
         let (m, l) = row_stats(p.scores, start, end, h, heads, &g);
@@ -66,7 +60,7 @@ fn softmax_aggregate_body<V: Feat>(p: &SoftmaxAggregateParams) {
         // Phase 3: lse, then the output, lanes over feature units.
         if valid {
             if g.lane == 0 {
-                let lse = if l > 0.0 { m + math::log2(l) * math::LN_2 } else { f32::NEG_INFINITY };
+                let lse = natural_lse(m, l);
                 p.lse.store(item as usize, lse);
             }
             let mut u = g.lane as u64;
