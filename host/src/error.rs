@@ -57,24 +57,6 @@ pub enum Error {
         /// What and why.
         what: String,
     },
-    /// A result failed its check against the reference.
-    #[error("check failed: {what}")]
-    CheckFailed {
-        /// What differed, and by how much.
-        what: String,
-    },
-    /// The CPU reference rejected its inputs.
-    #[error("reference: {0}")]
-    Reference(#[from] dfgnn_reference::RefError),
-    /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// `Result` with [`Error`].

@@ -280,8 +280,9 @@ impl Backend {
     /// # Safety
     /// Every slice in `params` must view a live [`Buffer`] of this backend, within its length;
     /// read-only slices ([`GSlice`]) must not overlap writable ones ([`GSliceMut`]); and the kernel
-    /// must be correct for the launch shape (the emulator checks this, the GPU does not).
-    pub(crate) unsafe fn launch<P: LaunchParams>(
+    /// must be correct for the launch shape (the emulator checks this, the GPU does not). The
+    /// kernel must be one of `dfgnn_device`'s (only those are in the PTX module the GPU loads).
+    pub unsafe fn launch<P: LaunchParams>(
         &self,
         kernel: &KernelRef<P>,
         config: &LaunchConfig,
@@ -315,8 +316,9 @@ impl Backend {
     }
 
     /// Runs `work` and returns how long the device took, in milliseconds: CUDA events around it on
-    /// the GPU, the wall clock under the emulator.
-    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
+    /// the GPU, the wall clock under the emulator. `work` may fail with any error that a dfgnn
+    /// [`Error`](crate::Error) converts into.
+    pub fn time<R, E: From<crate::Error>>(&self, work: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
         match &self.inner {
             Inner::Cuda(c) => c.time(work),
             Inner::Emulator(_) => {

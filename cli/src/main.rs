@@ -11,7 +11,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use dfgnn::{Backend, Error, Result};
+use dfgnn::Backend;
+use dfgnn_cli::Result;
+use dfgnn_cli::data::{data_dir, default_graph, load_graph};
 
 #[derive(Parser)]
 #[command(name = "dfgnn", version, about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator")]
@@ -19,6 +21,10 @@ struct Cli {
     /// Which backend runs the kernels.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
     backend: BackendChoice,
+    /// Where data sets are looked for (`planetoid/cora.npz`); default: dfgnn-graphs' data
+    /// directory.
+    #[arg(long, env = "DFGNN_DATA_DIR", global = true)]
+    data_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,7 +42,7 @@ enum BackendChoice {
 #[derive(Subcommand)]
 enum Command {
     /// The main job: GT and AGNN, forward and backward, under every schedule, on the default
-    /// graph (Cora when ../shared/data is present, else a generated power-law graph with super
+    /// graph (Cora when the data directory holds it, else a generated power-law graph with super
     /// nodes) or a given one, checked against the f64 reference and timed.
     Run {
         /// A graph file or generated-graph name instead of the default.
@@ -180,7 +186,11 @@ fn select_backend(choice: BackendChoice) -> Result<Backend> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run { graph, heads, feat, schedule, beta, seed } => {
-            main_job(&select_backend(cli.backend)?, graph.as_deref(), heads, feat, &schedule, beta, seed)
+            let (name, graph) = match graph {
+                Some(g) => (g.clone(), load_graph(&g)?),
+                None => default_graph(&data_dir(cli.data_dir.as_deref()))?,
+            };
+            main_job(&select_backend(cli.backend)?, &name, &graph, heads, feat, &schedule, beta, seed)
         }
         Command::Demo { seed, scale } => demo(&select_backend(cli.backend)?, seed, scale),
         Command::Info => {
@@ -197,20 +207,18 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn main_job(
     backend: &Backend,
-    graph: Option<&str>,
+    name: &str,
+    graph: &dfgnn_graphs::Csr,
     heads: u32,
     feat: u32,
     schedules: &[String],
     beta: f32,
     seed: u64,
 ) -> Result<()> {
-    let (name, graph) = match graph {
-        Some(g) => (g.to_string(), load_graph(g)?),
-        None => dfgnn::run::default_graph()?,
-    };
-    let stats = dfgnn_graphs::GraphStats::of(&graph);
+    let stats = dfgnn_graphs::GraphStats::of(graph);
     println!(
         "graph: {name}: {} x {} nodes, {} edges, in-degree mean {:.1} max {}",
         graph.num_dst(),
@@ -219,12 +227,12 @@ fn main_job(
         stats.in_degree.mean,
         stats.in_degree.max
     );
-    let mut options = dfgnn::run::RunOptions { heads, feat, beta, seed, ..Default::default() };
+    let mut options = dfgnn_cli::run::RunOptions { heads, feat, beta, seed, ..Default::default() };
     if !schedules.is_empty() {
-        options.schedules = schedules.iter().map(|s| s.parse()).collect::<Result<Vec<_>>>()?;
+        options.schedules = schedules.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<_>>>()?;
     }
     println!("features: {heads} heads x {feat}; checks against the f64 reference: error <= 2x naive f32 + floor");
-    let rows = dfgnn::run::run(backend, &graph, &options)?;
+    let rows = dfgnn_cli::run::run(backend, graph, &options)?;
     println!("{:<5} {:<14} {:>10} {:>12} {:>8}  plan", "model", "schedule", "fwd ms", "fwd+bwd ms", "err/tol");
     for r in &rows {
         println!(
@@ -237,13 +245,13 @@ fn main_job(
             r.plan
         );
     }
-    dfgnn::run::verdict(&rows)?;
+    dfgnn_cli::run::verdict(&rows)?;
     println!("all {} checks passed on {}", rows.len(), backend.kind());
     Ok(())
 }
 
 fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
-    let (reports, ms) = backend.time(|| dfgnn::demo::check_chain(backend, seed, scale))?;
+    let (reports, ms) = backend.time(|| dfgnn_cli::demo::check_chain(backend, seed, scale))?;
     println!(
         "{:<20} {:>7} {:>8} {:>14} {:>14} {:>14}",
         "input", "rows", "values", "softmax err", "naive f32 err", "segsum rel err"
@@ -260,8 +268,8 @@ fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
 
 fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
     let graph = load_graph(&args.graph)?;
-    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<Result<Vec<dfgnn::Schedule>>>()?;
-    let options = dfgnn::bench::BenchOptions {
+    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<dfgnn::Schedule>>>()?;
+    let options = dfgnn_cli::bench::BenchOptions {
         heads: args.heads,
         feat: args.feat,
         schedules,
@@ -286,34 +294,13 @@ fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
         "bench gt: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
         args.graph, args.heads, args.feat, args.warmup, args.repeats
     );
-    let report = dfgnn::bench::bench_gt(backend, &graph, &options)?;
+    let report = dfgnn_cli::bench::bench_gt(backend, &graph, &options)?;
     print!("{report}");
     Ok(())
 }
 
-/// A graph from a file, or generated by name.
-fn load_graph(graph: &str) -> Result<dfgnn_graphs::Csr> {
-    let path = std::path::Path::new(graph);
-    if path.exists() {
-        return Ok(dfgnn_graphs::format::read_path(path)?);
-    }
-    dfgnn_graphs::named::generate(graph)
-        .map_err(|e| Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {e}") })
-}
-
 fn graph_stats(graph: &str) -> Result<()> {
-    let path = std::path::Path::new(graph);
-    let g = if path.exists() {
-        dfgnn_graphs::format::read_path(path)?
-    } else {
-        dfgnn_graphs::named::generate(graph).map_err(|e| match e {
-            dfgnn_graphs::GraphError::Io { .. } => Error::Io {
-                path: graph.to_string(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            },
-            other => Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {other}") },
-        })?
-    };
+    let g = load_graph(graph)?;
     println!("{graph}");
     print!("{}", dfgnn_graphs::GraphStats::of(&g));
     Ok(())

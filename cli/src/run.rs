@@ -1,45 +1,15 @@
 //! The main job (`dfgnn run`): GT and AGNN, forward and backward, under every schedule, on a
-//! default graph, each checked against the f64 reference with the project's tolerance rule, and
-//! timed.
+//! default graph (see [`crate::data::default_graph`]), each checked against the f64 reference
+//! with the project's tolerance rule, and timed.
 //!
-//! The default graph needs no download: Cora when the Planetoid data is present (`DFGNN_DATA_DIR`,
-//! or `../shared/data` beside the checkout), else a generated power-law graph with super nodes.
 //! On the emulator everything runs once (at a size that finishes in well under a minute); on the
 //! GPU the timings are medians of repeated runs after warm-up.
 
+use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::{Dims, Pattern, agnn_backward, agnn_forward, gt_backward, gt_forward, max_abs_diff};
 
-use crate::agnn::{Agnn, AgnnConfig};
-use crate::backend::{Backend, BackendKind};
-use crate::error::{Error, Result};
-use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig};
-use crate::plan::{PlanOptions, Schedule};
-
-/// The generated default graph: 2,048 nodes, mean in-degree 8, power law with two super nodes of
-/// in-degree 600.
-pub const DEFAULT_GENERATED_GRAPH: &str = "pl-2K-d8-h2x600";
-
-/// Where the main job's graph came from.
-pub fn default_graph() -> Result<(String, Csr)> {
-    let candidates = [
-        std::env::var_os("DFGNN_DATA_DIR").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("../shared/data")),
-        Some(dfgnn_graphs::planetoid::data_dir()),
-    ];
-    for dir in candidates.into_iter().flatten() {
-        let cora = dir.join("planetoid").join("cora.npz");
-        if cora.exists() {
-            let data = dfgnn_graphs::planetoid::load(&cora)?;
-            return Ok((format!("Cora ({})", cora.display()), data.graph));
-        }
-    }
-    Ok((
-        format!("{DEFAULT_GENERATED_GRAPH} (generated; Cora not found)"),
-        dfgnn_graphs::named::generate(DEFAULT_GENERATED_GRAPH)?,
-    ))
-}
+use crate::error::{CliError, Result};
 
 /// What the main job runs.
 #[derive(Clone, Debug)]
@@ -131,7 +101,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
         None
     };
 
-    let time = |work: &dyn Fn() -> Result<()>| -> Result<f64> {
+    let time = |work: &dyn Fn() -> dfgnn::Result<()>| -> Result<f64> {
         let mut samples = Vec::new();
         for i in 0..warmup + repeats {
             let ((), ms) = backend.time(work)?;
@@ -243,7 +213,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
 /// `Ok` when every row passed its check, else the worst failure.
 pub fn verdict(rows: &[RunRow]) -> Result<()> {
     match rows.iter().find(|r| r.error_ratio.is_nan() || r.error_ratio > 1.0) {
-        Some(bad) => Err(Error::CheckFailed {
+        Some(bad) => Err(CliError::CheckFailed {
             what: format!(
                 "{} under {}: {} error is {:.2}x the allowed (2x naive f32 + floor)",
                 bad.model, bad.schedule, bad.worst, bad.error_ratio

@@ -3,17 +3,15 @@
 //! warm-up, achieved bandwidth against two byte models and against a device copy measured in the
 //! same run, and peak device memory. Benchmarks, never tests: nothing here asserts a speed.
 //!
-//! Byte models (`../shared/notes/peers.md` §2): **compulsory** counts every array once (perfect
-//! reuse of gathered rows); **gather-worst** counts, per edge, the neighbour's full rows read from
-//! memory. The real traffic lies between them.
+//! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
+//! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
+//! lies between them.
 
 use dfgnn_graphs::Csr;
 
-use crate::backend::{Backend, Buffer};
+use dfgnn::{Backend, Buffer, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+
 use crate::error::Result;
-use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig};
-use crate::plan::{PlanOptions, Schedule};
 
 /// Bytes a pass must move, by the two models.
 #[derive(Clone, Copy, Debug, PartialEq)]

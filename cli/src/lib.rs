@@ -1,0 +1,11 @@
+//! The commands of the `dfgnn` tool, as a library so that tests can call them: the main job
+//! ([`run`]), GT timing ([`bench`]), the chain demo ([`demo`]) and where graphs come from
+//! ([`data`]). The binary (`src/main.rs`) parses arguments and prints.
+
+pub mod bench;
+pub mod data;
+pub mod demo;
+mod error;
+pub mod run;
+
+pub use error::{CliError, Result};
