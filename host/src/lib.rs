@@ -25,3 +25,8 @@ pub use error::{Error, Result};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
 pub use plan::{Plan, PlanOptions, Schedule};
+
+/// README.md, whose "Using the library" example `cargo test` compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExample;
