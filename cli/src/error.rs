@@ -19,6 +19,20 @@ pub enum CliError {
         /// What differed, and by how much.
         what: String,
     },
+    /// The command would need more host memory than it may use.
+    #[error(
+        "out of host memory: {during} needs about {} and may use {} (the memory available, or --max-memory)",
+        bytesize::ByteSize(*requested as u64),
+        bytesize::ByteSize(*limit as u64)
+    )]
+    HostMemory {
+        /// What the command was about to do.
+        during: String,
+        /// Bytes it would need.
+        requested: usize,
+        /// Bytes it may use.
+        limit: usize,
+    },
     /// An argument the command cannot use.
     #[error("{what}")]
     Usage {

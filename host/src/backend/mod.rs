@@ -121,8 +121,9 @@ impl MemoryCounter {
     }
 }
 
-/// The memory the machine can give now, in bytes (`usize::MAX` where the platform does not say).
-fn available_host_memory() -> usize {
+/// The memory the machine can give now, in bytes (`usize::MAX` where the platform does not say):
+/// the emulator's default memory budget.
+pub fn available_host_memory() -> usize {
     let Ok(mut system) = sysinfo::System::new() else { return usize::MAX };
     system.refresh_memory();
     match usize::try_from(system.available_memory()) {
@@ -267,7 +268,7 @@ impl Backend {
         })?;
         if let Err(free) = self.memory.reserve(bytes) {
             return Err(Error::OutOfMemory {
-                during: format!("{doing} {len} elements (memory budget)"),
+                during: format!("{doing} {len} elements"),
                 requested: bytes,
                 free,
                 total: self.memory_budget(),
