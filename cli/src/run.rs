@@ -45,7 +45,8 @@ impl Default for RunOptions {
     }
 }
 
-/// What the main job allocates, in bytes, at most: an upper bound from the sizes alone.
+/// What the main job allocates, in bytes: an estimate from the sizes alone that errs high (each
+/// term counts every array of its kind alive at once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryNeed {
     /// Inputs, the f64 and f32 references and downloaded results, on the host.
