@@ -36,6 +36,13 @@ pub struct AgnnConfig {
     pub plan: PlanOptions,
 }
 
+impl AgnnConfig {
+    /// `heads` × `feat` with the default schedule.
+    pub fn new(heads: u32, feat: u32) -> Self {
+        Self { heads, feat, ..Self::default() }
+    }
+}
+
 /// AGNN attention on one prepared (square) graph and feature shape, with its plan.
 pub struct Agnn<'g, 'b> {
     gt: Gt<'g, 'b>,
