@@ -167,6 +167,18 @@ pub enum GraphError {
     },
 }
 
+/// At most this many bytes of the input are quoted in a message.
+const PREVIEW_BYTES: usize = 40;
+
+/// A short, escaped quote of input bytes for error messages: at most [`PREVIEW_BYTES`] bytes,
+/// non-printable ones as `\xNN`, with the full length when it is cut. Binary garbage is never
+/// echoed raw or whole.
+pub(crate) fn preview(bytes: &[u8]) -> String {
+    let shown = &bytes[..bytes.len().min(PREVIEW_BYTES)];
+    let quoted = format!("\"{}\"", shown.escape_ascii());
+    if shown.len() < bytes.len() { format!("{quoted}... ({} bytes)", bytes.len()) } else { quoted }
+}
+
 /// The crate's result type.
 pub type Result<T, E = GraphError> = std::result::Result<T, E>;
 

@@ -18,7 +18,6 @@ pub mod mtx;
 pub mod npy;
 pub mod npz;
 mod text;
-mod zip;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
@@ -102,6 +101,9 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<Csr> {
 pub fn write_path(path: impl AsRef<Path>, g: &Csr) -> Result<()> {
     let path = path.as_ref();
     let (format, gz) = detect(path)?;
+    if format == Format::Npz {
+        return npz::write(path, g);
+    }
     let name = path.display().to_string();
     let file = File::create(path).map_err(|e| GraphError::io(&name, e))?;
     let result = if gz {
@@ -115,7 +117,7 @@ pub fn write_path(path: impl AsRef<Path>, g: &Csr) -> Result<()> {
 
 fn write_format<W: Write>(format: Format, w: W, g: &Csr) -> io::Result<()> {
     match format {
-        Format::Npz => npz::write_to(io::BufWriter::with_capacity(1 << 20, w), g),
+        Format::Npz => Err(io::Error::other("npz archives need a seekable writer: use npz::write")),
         Format::MatrixMarket => mtx::write_to(w, g),
         Format::EdgeList => edge_list::write_to(w, g),
         Format::GraphTool => gt::write_to(w, g),
