@@ -21,9 +21,11 @@
 //!   [`named`] builds benchmark graphs from names like `pl-1M-d16`.
 //! - [`format`](mod@format): scipy `.npz`, Matrix Market, SNAP edge lists and graph-tool `.gt`, read and
 //!   written, each in its own module, dispatched on the file extension by [`format::read_path`].
-//! - [`planetoid`], [`smiles`], [`moses`]: real data sets (Cora/Citeseer, MOSES molecules).
+//! - [`planetoid`], [`smiles`], [`moses`], [`collection`]: real data sets (Cora/Citeseer, MOSES
+//!   molecules, graph-tool's sample networks).
 //! - `strategy` (feature `proptest`): proptest strategies over valid graphs.
 
+pub mod collection;
 pub mod corner;
 pub mod csc;
 pub mod csr;
