@@ -3,7 +3,7 @@
 use crate::csr::Csr;
 use crate::error::{GraphError, Result};
 use crate::generate::{chung_lu, erdos_renyi, inject_hubs, molecule_batch, rmat, sbm_batch};
-use crate::{collection, corner};
+use crate::{collection, corner, format};
 
 /// The benchmark graphs of the project (see `shared/notes/peers.md`).
 pub const BENCHMARKS: [&str; 3] = ["er-1M-d16", "pl-1M-d16", "batch-1024x120-d50"];
@@ -183,6 +183,28 @@ pub fn generate(name: &str) -> Result<Csr> {
     parse(name)?.generate()
 }
 
+/// A graph from a file path or a name: an existing file is read (as `options` say), else a name
+/// of the [`GRAMMAR`] is generated; a path that does not exist and is not a name says
+/// "no such file" first.
+///
+/// # Errors
+/// [`GraphError::Io`] (`NotFound`, "no such file") for a missing file (a known graph extension
+/// or a `/` in `spec`); [`GraphError::UnknownName`] for anything else outside the grammar; the
+/// reader's or generator's errors.
+pub fn load(spec: &str, options: &format::ReadOptions) -> Result<format::Loaded> {
+    let path = std::path::Path::new(spec);
+    if path.exists() {
+        return format::read_path_with(path, options);
+    }
+    match parse(spec) {
+        Ok(named) => Ok(format::Loaded { graph: named.generate()?, ids: None }),
+        Err(_) if spec.contains('/') || format::detect(path).is_ok() => {
+            Err(GraphError::io(spec, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 impl NamedGraph {
     /// Runs the generator.
     ///
@@ -285,6 +307,17 @@ mod tests {
             assert!(matches!(e, GraphError::UnknownName { .. }), "{bad}: {e}");
             assert!(e.to_string().contains("rmat-s<scale>"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn load_says_no_such_file_first() {
+        let options = format::ReadOptions::default();
+        for missing in ["missing.txt", "data/graph.csv", "/nonexistent/x.mtx.gz"] {
+            let e = load(missing, &options).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("{missing}: no such file")), "{e}");
+        }
+        assert!(matches!(load("er-1Q-d3", &options), Err(GraphError::UnknownName { .. })));
+        assert_eq!(load("er-1K-d2", &options).unwrap().graph.nnz(), 2048);
     }
 
     #[test]

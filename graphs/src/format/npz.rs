@@ -18,13 +18,16 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::npy::{self, Array, DType};
+use super::{Loaded, ReadOptions};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
+use crate::limits::Limits;
 
 /// An open `.npz` archive: read its arrays by name.
 pub struct NpzArchive<R> {
     zip: ZipArchive<R>,
     file: String,
+    limits: Limits,
 }
 
 impl NpzArchive<BufReader<File>> {
@@ -33,10 +36,18 @@ impl NpzArchive<BufReader<File>> {
     /// # Errors
     /// [`GraphError::Io`] or [`GraphError::Binary`] when it is not a readable ZIP archive.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        NpzArchive::open_with(path, Limits::default())
+    }
+
+    /// Opens an archive file whose members are read within `limits`.
+    ///
+    /// # Errors
+    /// As [`NpzArchive::open`].
+    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| GraphError::io(&name, e))?;
-        NpzArchive::new(BufReader::new(file), &name)
+        Ok(NpzArchive { limits, ..NpzArchive::new(BufReader::new(file), &name)? })
     }
 }
 
@@ -61,7 +72,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let len = reader.seek(std::io::SeekFrom::End(0)).map_err(|e| GraphError::io(file, e))?;
         let zip = ZipArchive::new(reader)
             .map_err(|e| zip_error(file, len, "not a ZIP archive (its directory is found from the end)", e))?;
-        Ok(NpzArchive { zip, file: file.to_string() })
+        Ok(NpzArchive { zip, file: file.to_string(), limits: Limits::default() })
     }
 
     /// The array names (member names without `.npy`).
@@ -89,6 +100,9 @@ impl<R: Read + Seek> NpzArchive<R> {
         let mut entry = self.zip.by_name(&member).map_err(|e| zip_error(&file, 0, &member, e))?;
         let at = entry.data_start().unwrap_or_else(|| entry.header_start());
         let size = entry.size();
+        self.limits
+            .check("an .npz member", size)
+            .map_err(|e| GraphError::binary(&file, at, format!("{member}: {e}")))?;
         let mut bytes = Vec::with_capacity(size.min(1 << 30) as usize);
         (&mut entry)
             .take(size.saturating_add(1))
@@ -108,6 +122,16 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// `file:key.npy`, the name errors inside a member carry.
     pub fn member_name(&self, key: &str) -> String {
         format!("{}:{key}.npy", self.file)
+    }
+
+    /// Reads the sparse matrix in the archive as a graph, checked or relabelled as `options`
+    /// say (the archive's own budget applies to its members).
+    ///
+    /// # Errors
+    /// As [`NpzArchive::csr`], plus [`GraphError::SparseIds`] and [`GraphError::OverBudget`].
+    pub fn load(&mut self, options: &ReadOptions) -> Result<Loaded> {
+        let graph = self.csr()?;
+        super::finish_csr(graph, &self.file, options)
     }
 
     /// Reads the sparse matrix in the archive as a graph.
@@ -176,7 +200,7 @@ impl<R: Read + Seek> NpzArchive<R> {
 /// # Errors
 /// As [`NpzArchive::csr`], plus I/O errors.
 pub fn read(path: impl AsRef<Path>) -> Result<Csr> {
-    NpzArchive::open(path)?.csr()
+    Ok(NpzArchive::open(path)?.load(&ReadOptions::default())?.graph)
 }
 
 /// Reads a scipy sparse `.npz` image held in memory.
@@ -184,7 +208,15 @@ pub fn read(path: impl AsRef<Path>) -> Result<Csr> {
 /// # Errors
 /// As [`NpzArchive::csr`].
 pub fn read_bytes(bytes: &[u8], name: &str) -> Result<Csr> {
-    NpzArchive::new(Cursor::new(bytes), name)?.csr()
+    Ok(read_bytes_with(bytes, name, &ReadOptions::default())?.graph)
+}
+
+/// Reads a scipy sparse `.npz` image held in memory, as `options` say.
+///
+/// # Errors
+/// As [`NpzArchive::load`].
+pub fn read_bytes_with(bytes: &[u8], name: &str, options: &ReadOptions) -> Result<Loaded> {
+    NpzArchive { limits: options.limits, ..NpzArchive::new(Cursor::new(bytes), name)? }.load(options)
 }
 
 /// Writes a graph as a scipy CSR `.npz` file.
