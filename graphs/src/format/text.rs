@@ -46,26 +46,14 @@ impl<R: Read> LineChunks<R> {
         }
     }
 
-    /// Reads until `buf` holds `target` bytes or the stream ends.
+    /// Reads until `buf` holds `target` bytes or the stream ends. Reads go into the spare
+    /// capacity, so a small stream costs no 8 MiB clear.
     fn fill(&mut self, target: usize) -> io::Result<()> {
-        let start = self.buf.len();
-        self.buf.resize(target, 0);
-        let mut filled = start;
-        while filled < target {
-            match self.reader.read(&mut self.buf[filled..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
-                }
-                Ok(k) => filled += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(filled);
-                    return Err(e);
-                }
-            }
+        let want = target.saturating_sub(self.buf.len()) as u64;
+        let got = (&mut self.reader).take(want).read_to_end(&mut self.buf)?;
+        if (got as u64) < want {
+            self.eof = true;
         }
-        self.buf.truncate(filled);
         Ok(())
     }
 }
