@@ -224,11 +224,8 @@ fn run(cli: Cli) -> Result<()> {
         })?),
         None => None,
     };
-    let load = LoadOptions {
-        max_bytes: max_memory.map(|b| b as u64),
-        relabel: cli.relabel,
-        ids_out: cli.ids_out.clone(),
-    };
+    let load =
+        LoadOptions { max_bytes: max_memory.map(|b| b as u64), relabel: cli.relabel, ids_out: cli.ids_out.clone() };
     match cli.command {
         Command::Run(args) => {
             let (name, graph) = match &args.graph {

@@ -465,24 +465,22 @@ impl<'g, 'b> Gt<'g, 'b> {
             cols_pass,
             &cols_kernel,
             &[width, width],
-            |units, partials| {
-                GtBwdColsParams {
-                    edges: self.edges(cols_pass, Side::Columns, units),
-                    q: fwd.q,
-                    k: fwd.k,
-                    v: fwd.v,
-                    grads: ColumnGrads {
-                        stats: fwd.stats.view(),
-                        delta: delta.view(),
-                        d_out: d_out.view(),
-                        d_key: dk_v,
-                        d_value: dv_v,
-                        partial_d_key: partial_view(partials, 0),
-                        partial_d_value: partial_view(partials, 1),
-                    },
-                    scale_log2,
-                    grad_scale,
-                }
+            |units, partials| GtBwdColsParams {
+                edges: self.edges(cols_pass, Side::Columns, units),
+                q: fwd.q,
+                k: fwd.k,
+                v: fwd.v,
+                grads: ColumnGrads {
+                    stats: fwd.stats.view(),
+                    delta: delta.view(),
+                    d_out: d_out.view(),
+                    d_key: dk_v,
+                    d_value: dv_v,
+                    partial_d_key: partial_view(partials, 0),
+                    partial_d_value: partial_view(partials, 1),
+                },
+                scale_log2,
+                grad_scale,
             },
             |split, partials| {
                 self.sum_partials(split, cols_pass, &partials[0], dk_v, grad_scale)?;

@@ -369,7 +369,8 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
         }
         first_unit.push(unit_rows.len() as u32);
     }
-    let lead = if by_degree { whole.iter().take_while(|&&r| degree(r as usize) > chunk_edges as u64).count() } else { 0 };
+    let lead =
+        if by_degree { whole.iter().take_while(|&&r| degree(r as usize) > chunk_edges as u64).count() } else { 0 };
     Ok(RowPlan {
         whole_count: whole.len(),
         whole: Some(whole),
