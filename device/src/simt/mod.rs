@@ -25,13 +25,15 @@ pub mod emu;
 #[cfg(target_arch = "nvptx64")]
 mod gpu;
 mod memory;
+mod word;
 
 #[cfg(not(target_arch = "nvptx64"))]
 use emu as backend;
 #[cfg(target_arch = "nvptx64")]
 use gpu as backend;
 
-pub use memory::{F2, F4, GSlice, GSliceMut, SharedMem, SharedSlice, Word, dynamic_shared};
+pub use memory::{GSlice, GSliceMut, SharedMem, SharedSlice, dynamic_shared};
+pub use word::{F2, F4, Word};
 
 /// Threads per warp. Kernels use this constant, never a literal 32.
 pub const WARP_SIZE: u32 = 32;
