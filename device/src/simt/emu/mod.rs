@@ -11,7 +11,7 @@
 //! - barrier divergence (threads at different barriers, or at a barrier some threads can no longer
 //!   reach because they exited) and deadlock (no thread can make progress);
 //! - shared-memory data races between barriers (write/write, read/write by different threads,
-//!   see [`shadow`]) and reads of shared memory no thread of the block wrote;
+//!   see `shadow.rs`) and reads of shared memory no thread of the block wrote;
 //! - out-of-bounds global and shared accesses, misaligned vector views;
 //! - misused warp operations (masks without the caller, lanes that exited, mismatched calls,
 //!   shuffles from lanes outside the mask);
