@@ -13,7 +13,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::LaunchStats;
-use super::block::{Abort, Block, State, enter, with_block};
+use super::block::{Abort, Block, State, Thread, enter, with_block};
 use super::error::{EmuError, EmuErrorKind};
 use super::shadow::Shadow;
 use crate::simt::{Dim3, KernelRef, LaunchConfig, WARP_SIZE};
@@ -111,9 +111,10 @@ pub(super) fn run_block<P: Sync>(
 }
 
 fn schedule(coroutines: &mut [ThreadCoroutine<'_>]) {
-    while let Some(t) = with_block(Block::start_next) {
+    let mut next = with_block(Block::start_next);
+    while let Some(t) = next {
         let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutines[t].resume(())));
-        let stop = with_block(|b| {
+        next = with_block(|b| {
             match outcome {
                 Ok(CoroutineResult::Yield(())) => {}
                 Ok(CoroutineResult::Return(())) => b.exit(t),
@@ -123,11 +124,8 @@ fn schedule(coroutines: &mut [ThreadCoroutine<'_>]) {
                     }
                 }
             }
-            b.error.is_some()
+            if b.error.is_some() { None } else { b.start_next() }
         });
-        if stop {
-            return;
-        }
     }
     with_block(Block::check_all_exited);
 }
@@ -179,7 +177,7 @@ impl Block {
         let lane = (t % WARP_SIZE as usize) as u32;
         for l in 0..WARP_SIZE as usize {
             let u = warp * WARP_SIZE as usize + l;
-            if let Some(State::InWarpOp(c)) = self.threads.get(u).map(|th| th.state)
+            if let Some(Thread { state: State::InWarpOp(c), .. }) = self.threads.get(u)
                 && c.mask & (1 << lane) != 0
             {
                 let detail = format!("lane {lane} exited while lane {l} waits for it in {:?} at {}", c.op, c.site);
@@ -189,9 +187,10 @@ impl Block {
         }
     }
 
-    /// No thread is runnable: a deadlock unless every thread has exited.
+    /// No thread is runnable: a deadlock unless every thread has exited (or a defect stopped the
+    /// block first).
     fn check_all_exited(&mut self) {
-        if self.exited as usize != self.threads.len() {
+        if self.error.is_none() && self.exited as usize != self.threads.len() {
             let t = self.threads.iter().position(|th| !matches!(th.state, State::Exited)).unwrap_or(0);
             let waiting = self.describe_waiting();
             self.record(t, EmuErrorKind::Deadlock { waiting });

@@ -45,13 +45,16 @@ impl Block {
                 detail: format!("{op:?} at {site}: mask {mask:#010x} names lanes past the end of the block"),
             });
         }
-        for l in 0..WARP_SIZE {
-            if mask & (1 << l) != 0
-                && let State::Exited = self.threads[base + l as usize].state
-            {
-                return Err(EmuErrorKind::WarpMisuse {
-                    detail: format!("{op:?} at {site}: lane {l} of mask {mask:#010x} has exited"),
-                });
+        // No lane of the mask can have exited while no thread of the block has.
+        if self.exited > 0 {
+            for l in 0..WARP_SIZE {
+                if mask & (1 << l) != 0
+                    && let State::Exited = self.threads[base + l as usize].state
+                {
+                    return Err(EmuErrorKind::WarpMisuse {
+                        detail: format!("{op:?} at {site}: lane {l} of mask {mask:#010x} has exited"),
+                    });
+                }
             }
         }
         self.threads[t].state = State::InWarpOp(call);
