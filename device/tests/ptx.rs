@@ -39,9 +39,17 @@ fn clean(mut cmd: Command) -> Command {
     cmd
 }
 
+/// The pinned nightly the PTX is built with (`device/ptx-toolchain`).
+fn pinned_toolchain() -> String {
+    std::fs::read_to_string(root().join("device/ptx-toolchain"))
+        .expect("device/ptx-toolchain should exist")
+        .trim()
+        .to_string()
+}
+
 fn nightly_with_rust_src() -> bool {
     let mut cmd = clean(Command::new("rustc"));
-    cmd.args(["+nightly", "--print", "sysroot"]);
+    cmd.arg(format!("+{}", pinned_toolchain())).args(["--print", "sysroot"]);
     match cmd.output() {
         Ok(out) if out.status.success() => {
             let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -54,9 +62,10 @@ fn nightly_with_rust_src() -> bool {
 #[test]
 fn committed_ptx_matches_the_source() {
     if !nightly_with_rust_src() {
-        skip_or_fail(
-            "the nightly toolchain with rust-src is not installed (rustup component add --toolchain nightly rust-src)",
-        );
+        skip_or_fail(&format!(
+            "the pinned toolchain {0} with rust-src is not installed (rustup toolchain install {0} --profile minimal --component rust-src)",
+            pinned_toolchain()
+        ));
         return;
     }
     let fresh = std::env::temp_dir().join(format!("dfgnn-fresh-{}.ptx", std::process::id()));

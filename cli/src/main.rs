@@ -1,0 +1,369 @@
+//! The `dfgnn` command-line tool.
+//!
+//! ```text
+//! dfgnn run                 the main job (see README.md)
+//! dfgnn demo                the chain demo: proof-of-chain kernels checked against plain Rust
+//! dfgnn info                which backend runs, the device's limits and the memory budget
+//! dfgnn bench gt            GT timings per schedule
+//! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
+//! ```
+//! Results go to stdout, progress to stderr (shown only on a terminal); every command prints its
+//! error and exits non-zero on failure.
+
+use std::process::ExitCode;
+
+use bytesize::ByteSize;
+use clap::{Parser, Subcommand, ValueEnum};
+use dfgnn::Backend;
+use dfgnn_cli::data::{data_dir, default_graph, load_graph};
+use dfgnn_cli::progress;
+use dfgnn_cli::run::RunRow;
+use dfgnn_cli::{CliError, Result};
+use dfgnn_graphs::Csr;
+
+#[derive(Parser)]
+#[command(name = "dfgnn", version, about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator")]
+struct Cli {
+    /// Which backend runs the kernels.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
+    backend: BackendChoice,
+    /// Where data sets are looked for (`planetoid/cora.npz`); default: dfgnn-graphs' data
+    /// directory.
+    #[arg(long, env = "DFGNN_DATA_DIR", global = true)]
+    data_dir: Option<std::path::PathBuf>,
+    /// The most memory dfgnn's buffers and the main job's host arrays may take (e.g. `512MiB`,
+    /// `8GB`); default: the memory available (the emulator), the driver's limit (the GPU).
+    #[arg(long, global = true)]
+    max_memory: Option<ByteSize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendChoice {
+    /// The GPU when one is usable, else the emulator (also `DFGNN_BACKEND`).
+    Auto,
+    /// The CUDA device 0; an error when there is none.
+    Cuda,
+    /// The SIMT emulator on the CPU.
+    Emulator,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The main job: GT and AGNN, forward and backward, under every schedule, on the default
+    /// graph (Cora when the data directory holds it, else a generated power-law graph with super
+    /// nodes) or a given one, checked against the f64 reference and timed. Each row is printed as
+    /// soon as it is measured.
+    Run(RunArgs),
+    /// The chain demo: a warp-shuffle row softmax and a block segmented reduction, checked
+    /// against plain Rust on random CSR data.
+    Demo {
+        /// Random seed of the inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Size multiplier of the inputs (1 to 1024).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        scale: u32,
+    },
+    /// Shows which backend runs, the device's limits and the memory budget.
+    Info,
+    /// Timing of the attention kernels (median of repeats, CUDA events, after warm-up).
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
+    /// Graph utilities.
+    Graph {
+        #[command(subcommand)]
+        command: GraphCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A graph file or generated-graph name instead of the default.
+    #[arg(long)]
+    graph: Option<String>,
+    /// Heads.
+    #[arg(long, default_value_t = 4)]
+    heads: u32,
+    /// Features per head.
+    #[arg(long, default_value_t = 32)]
+    feat: u32,
+    /// Schedules, comma-separated (default: all; `auto` is the scheduler's choice).
+    #[arg(long, value_delimiter = ',')]
+    schedule: Vec<String>,
+    /// AGNN's temperature β.
+    #[arg(long, default_value_t = 1.0)]
+    beta: f32,
+    /// Random seed of the inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// GT forward and forward+backward per schedule.
+    Gt(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// A graph file or generated-graph name (e.g. er-1M-d16, pl-1M-d16, batch-1024x120-d50).
+    #[arg(long, default_value = "er-64K-d16")]
+    graph: String,
+    /// Heads.
+    #[arg(long, default_value_t = 4)]
+    heads: u32,
+    /// Features per head.
+    #[arg(long, default_value_t = 64)]
+    feat: u32,
+    /// Schedules to time, comma-separated (`auto` is the scheduler's plan).
+    #[arg(long, value_delimiter = ',', default_value = "auto,row_tiled,row_split")]
+    schedule: Vec<String>,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Timed runs (the median is reported).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: u32,
+    /// Time the forward only.
+    #[arg(long)]
+    forward_only: bool,
+    /// Input sets to rotate through.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    input_sets: u32,
+    /// Rows with more edges than this are split (row_split).
+    #[arg(long)]
+    split_threshold: Option<u64>,
+    /// Edges per chunk of a split row.
+    #[arg(long)]
+    chunk_edges: Option<u32>,
+    /// Most register slots per lane.
+    #[arg(long)]
+    max_slots: Option<u32>,
+    /// Threads per block of the row kernels.
+    #[arg(long)]
+    block_threads: Option<u32>,
+    /// Use 4-byte loads even when F % 4 == 0.
+    #[arg(long)]
+    scalar_loads: bool,
+    /// Take whole rows in row order (default: longest first).
+    #[arg(long)]
+    natural_row_order: bool,
+    /// Rows per block of the row kernels.
+    #[arg(long)]
+    units_per_block: Option<u32>,
+    /// Stage sources in shared memory for row_group (true/false; default: the planner decides).
+    #[arg(long)]
+    group_staging: Option<bool>,
+}
+
+#[derive(Subcommand)]
+enum GraphCommand {
+    /// Prints the statistics of a graph: a file (.npz, .mtx, .txt/.el/.edges, .gt, .gt.gz) or a
+    /// named generated graph (e.g. `pl-1M-d16`, `er-4K-d8`).
+    Stats {
+        /// The file or graph name.
+        graph: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dfgnn: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The backend asked for, with the memory budget asked for.
+fn select_backend(choice: BackendChoice, max_memory: Option<usize>) -> Result<Backend> {
+    let backend = match choice {
+        BackendChoice::Cuda => Backend::cuda(0)?,
+        BackendChoice::Emulator => Backend::emulator(),
+        BackendChoice::Auto => {
+            let selection = Backend::auto()?;
+            if let Some(reason) = selection.fallback_reason {
+                eprintln!("dfgnn: no usable GPU ({reason}); running on the SIMT emulator");
+            }
+            selection.backend
+        }
+    };
+    let backend = match max_memory {
+        Some(bytes) => backend.with_memory_budget(bytes),
+        None => backend,
+    };
+    println!("backend: {}", backend.description());
+    Ok(backend)
+}
+
+/// A graph from a file or a generated name, with a spinner while it loads.
+fn load_with_progress(graph: &str) -> Result<Csr> {
+    let spinner = progress::spinner(format!("loading {graph}"));
+    let result = load_graph(graph);
+    spinner.finish_and_clear();
+    result
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let max_memory = match cli.max_memory {
+        Some(size) => Some(usize::try_from(size.as_u64()).map_err(|_| CliError::Usage {
+            what: format!("--max-memory {size} is more than this machine can address"),
+        })?),
+        None => None,
+    };
+    match cli.command {
+        Command::Run(args) => {
+            let (name, graph) = match &args.graph {
+                Some(g) => (g.clone(), load_with_progress(g)?),
+                None => {
+                    let spinner = progress::spinner("loading the default graph");
+                    let result = default_graph(&data_dir(cli.data_dir.as_deref()));
+                    spinner.finish_and_clear();
+                    result?
+                }
+            };
+            main_job(&select_backend(cli.backend, max_memory)?, &name, &graph, &args, max_memory)
+        }
+        Command::Demo { seed, scale } => demo(&select_backend(cli.backend, max_memory)?, seed, scale as usize),
+        Command::Info => {
+            let backend = select_backend(cli.backend, max_memory)?;
+            let l = backend.limits();
+            println!("device: {} (compute capability {}.{})", l.name, l.compute_capability.0, l.compute_capability.1);
+            println!("multiprocessors: {}", l.multiprocessors);
+            println!("shared memory per block (opt-in): {} bytes", l.max_shared_per_block);
+            println!("L2: {} bytes; memory: {} bytes", l.l2_bytes, l.total_memory);
+            match backend.memory_budget() {
+                usize::MAX => println!("memory budget: the driver's"),
+                bytes => println!("memory budget: {bytes} bytes ({})", ByteSize(bytes as u64)),
+            }
+            Ok(())
+        }
+        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
+        Command::Bench { command: BenchCommand::Gt(args) } => {
+            let graph = load_with_progress(&args.graph)?;
+            bench_gt(&select_backend(cli.backend, max_memory)?, &graph, &args)
+        }
+    }
+}
+
+fn main_job(backend: &Backend, name: &str, graph: &Csr, args: &RunArgs, max_memory: Option<usize>) -> Result<()> {
+    let stats = {
+        let spinner = progress::spinner("graph statistics");
+        let stats = dfgnn_graphs::GraphStats::of(graph);
+        spinner.finish_and_clear();
+        stats
+    };
+    println!(
+        "graph: {name}: {} x {} nodes, {} edges, in-degree mean {:.1} max {}",
+        graph.num_dst(),
+        graph.num_src(),
+        graph.nnz(),
+        stats.in_degree.mean,
+        stats.in_degree.max
+    );
+    let mut options = dfgnn_cli::run::RunOptions {
+        heads: args.heads,
+        feat: args.feat,
+        beta: args.beta,
+        seed: args.seed,
+        ..Default::default()
+    };
+    if let Some(bytes) = max_memory {
+        options.max_memory = bytes;
+    }
+    if !args.schedule.is_empty() {
+        options.schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<_>>>()?;
+    }
+    dfgnn_cli::run::preflight(backend, graph, &options)?;
+    println!(
+        "features: {} heads x {}; checks against the f64 reference: error <= 2x naive f32 + floor",
+        args.heads, args.feat
+    );
+    let bar = progress::steps("starting");
+    bar.suspend(|| {
+        println!("{:<5} {:<14} {:>10} {:>12} {:>8}  plan", "model", "schedule", "fwd ms", "fwd+bwd ms", "err/tol")
+    });
+    let mut print_row = |r: &RunRow| {
+        bar.suspend(|| {
+            println!(
+                "{:<5} {:<14} {:>10.3} {:>12.3} {:>8.3}  {}",
+                r.model,
+                r.schedule.name(),
+                r.forward_ms,
+                r.forward_backward_ms,
+                r.error_ratio,
+                r.plan
+            )
+        })
+    };
+    let rows = dfgnn_cli::run::run(backend, graph, &options, &bar, &mut print_row);
+    bar.finish_and_clear();
+    let rows = rows?;
+    dfgnn_cli::run::verdict(&rows)?;
+    println!("all {} checks passed on {}", rows.len(), backend.kind());
+    Ok(())
+}
+
+fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
+    let (reports, ms) = backend.time(|| dfgnn_cli::demo::check_chain(backend, seed, scale))?;
+    println!(
+        "{:<20} {:>7} {:>8} {:>14} {:>14} {:>14}",
+        "input", "rows", "values", "softmax err", "naive f32 err", "segsum rel err"
+    );
+    for r in &reports {
+        println!(
+            "{:<20} {:>7} {:>8} {:>14.3e} {:>14.3e} {:>14.3e}",
+            r.name, r.rows, r.nnz, r.softmax_error, r.softmax_naive_error, r.segment_relative_error
+        );
+    }
+    println!("chain demo passed on {} ({ms:.1} ms including transfers)", backend.kind());
+    Ok(())
+}
+
+fn bench_gt(backend: &Backend, graph: &Csr, args: &BenchArgs) -> Result<()> {
+    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<dfgnn::Schedule>>>()?;
+    let options = dfgnn_cli::bench::BenchOptions {
+        heads: args.heads,
+        feat: args.feat,
+        schedules,
+        warmup: args.warmup as usize,
+        repeats: args.repeats as usize,
+        backward: !args.forward_only,
+        input_sets: args.input_sets as usize,
+        seed: 1,
+        plan: dfgnn::PlanOptions {
+            split_threshold: args.split_threshold,
+            chunk_edges: args.chunk_edges,
+            max_slots: args.max_slots,
+            block_threads: args.block_threads,
+            scalar_loads: args.scalar_loads,
+            natural_row_order: args.natural_row_order,
+            units_per_block: args.units_per_block,
+            group_staging: args.group_staging,
+            ..Default::default()
+        },
+    };
+    println!(
+        "bench gt: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
+        args.graph, args.heads, args.feat, args.warmup, args.repeats
+    );
+    let bar = progress::steps("starting");
+    let report = dfgnn_cli::bench::bench_gt(backend, graph, &options, &bar);
+    bar.finish_and_clear();
+    let report = report?;
+    print!("{report}");
+    Ok(())
+}
+
+fn graph_stats(graph: &str) -> Result<()> {
+    let g = load_with_progress(graph)?;
+    println!("{graph}");
+    print!("{}", dfgnn_graphs::GraphStats::of(&g));
+    Ok(())
+}

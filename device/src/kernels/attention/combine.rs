@@ -1,0 +1,86 @@
+//! Combine steps of split rows: merge the partial online-softmax states of a row's chunks
+//! (forward), or sum a row's partial gradients (backward). In chunk order: deterministic.
+//!
+//! # Grid mapping
+//! One warp per (split row, slice of 32 features): warp `w` takes row `w / S`, features
+//! `(w mod S)·32 + lane` with `S = ⌈H·F / 32⌉` slices per row. Each lane loops over the row's
+//! partials, four at a time (independent loads in flight; four running sums added in a fixed
+//! order at the end).
+//!
+//! # Numerics
+//! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
+//! `lse = (M + log2 Σ …)·ln 2`. Backward: `out = factor·Σ_u partial_u`.
+
+use crate::abi::CombineParams;
+use crate::kernel;
+use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
+use crate::simt::{self, WARP_SIZE, math};
+
+/// This lane's row, feature and range of partials, or `None` past the last row (or feature).
+#[inline(always)]
+fn this_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
+    let width = p.heads as usize * p.feat as usize;
+    let slices = width.div_ceil(WARP_SIZE as usize);
+    let warps = (simt::block_dim().x / WARP_SIZE) as usize;
+    let w = simt::block_idx().x as usize * warps + simt::warp_id() as usize;
+    let (r, slice) = (w / slices, w % slices);
+    let x = slice * WARP_SIZE as usize + simt::lane_id() as usize;
+    if r >= p.num_rows as usize || x >= width {
+        return None;
+    }
+    let row = p.rows.load(r) as usize;
+    Some((row, x, p.first_unit.load(r) as usize, p.first_unit.load(r + 1) as usize))
+}
+
+/// `Σ_u f(u)` over `first..last`, four independent sums (added in a fixed order) so that four
+/// loads are in flight.
+#[inline(always)]
+fn sum4(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
+    let mut acc = [0.0f32; 4];
+    let mut u = first;
+    while u + 4 <= last {
+        acc[0] += f(u);
+        acc[1] += f(u + 1);
+        acc[2] += f(u + 2);
+        acc[3] += f(u + 3);
+        u += 4;
+    }
+    while u < last {
+        acc[0] += f(u);
+        u += 1;
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+kernel! {
+    /// Merges the forward partials of each split row into `out` and `lse`.
+    pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
+        let Some((row, x, first, last)) = this_feature(p) else { return };
+        let (heads, feat) = (p.heads as usize, p.feat as usize);
+        let head = x / feat;
+        let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
+        let mut m = f32::NEG_INFINITY;
+        for u in first..last {
+            m = m.max(ml(u, 0));
+        }
+        let l = sum4(first, last, |u| ml(u, 1) * rescale_factor(ml(u, 0), m));
+        let acc = sum4(first, last, |u| p.partial_acc.load(u * heads * feat + x) * rescale_factor(ml(u, 0), m));
+        let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+        p.out.store(row * heads * feat + x, acc * inv);
+        if x.is_multiple_of(feat) {
+            p.lse.store(row * heads + head, log_sum_exp(m, l));
+            p.stats.store(2 * (row * heads + head), m);
+            p.stats.store(2 * (row * heads + head) + 1, inv);
+        }
+    }
+}
+
+kernel! {
+    /// Sums the backward partials of each split row (or column) into `out`, times `factor`.
+    pub kernel ATTENTION_SUM_COMBINE = fn attention_sum_combine(p: &CombineParams) {
+        let Some((row, x, first, last)) = this_feature(p) else { return };
+        let width = p.heads as usize * p.feat as usize;
+        let sum = sum4(first, last, |u| p.partial_acc.load(u * width + x));
+        p.out.store(row * width + x, sum * p.factor);
+    }
+}
