@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark cases of the GT issue (docs/results.md), on the GPU: `dfgnn bench gt` per case.
-#   scripts/bench-suite.sh [DFGNN_BINARY]      (default: target/release/dfgnn)
+#   scripts/bench-suite.sh [DFGNN_BINARY]      (default: target/release/dfgnn, from `cargo build --release -p dfgnn-cli`)
 set -euo pipefail
 dfgnn=${1:-target/release/dfgnn}
 all=auto,row_tiled,row_split,row_group,edge_parallel,unfused

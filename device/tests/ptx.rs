@@ -1,9 +1,10 @@
 //! The committed PTX (`device/ptx/dfgnn_device.ptx`): it is what the current source compiles to,
 //! and it assembles for the H200 without spills.
 //!
-//! Each test needs a tool a machine may lack (the nightly toolchain with `rust-src`; `ptxas`), so
-//! each is ignored unless asked for: `cargo test -p dfgnn-device --test ptx -- --ignored` where the
-//! tools are installed (CI does). Asked for, a missing tool is a failure, never a silent pass.
+//! Each test needs a tool a machine may lack (the pinned nightly toolchain of
+//! `device/ptx-toolchain` with `rust-src`; `ptxas`), so each is ignored unless asked for:
+//! `cargo test -p dfgnn-device --test ptx -- --ignored` where the tools are installed (CI does).
+//! Asked for, a missing tool is a failure, never a silent pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,9 +33,17 @@ fn clean(mut cmd: Command) -> Command {
     cmd
 }
 
+/// The pinned nightly the PTX is built with (`device/ptx-toolchain`).
+fn pinned_toolchain() -> String {
+    std::fs::read_to_string(root().join("device/ptx-toolchain"))
+        .expect("device/ptx-toolchain should exist")
+        .trim()
+        .to_string()
+}
+
 fn nightly_with_rust_src() -> bool {
     let mut cmd = clean(Command::new("rustc"));
-    cmd.args(["+nightly", "--print", "sysroot"]);
+    cmd.arg(format!("+{}", pinned_toolchain())).args(["--print", "sysroot"]);
     match cmd.output() {
         Ok(out) if out.status.success() => {
             let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -45,11 +54,12 @@ fn nightly_with_rust_src() -> bool {
 }
 
 #[test]
-#[ignore = "needs the nightly toolchain with rust-src: cargo test -- --ignored where it is installed"]
+#[ignore = "needs the pinned nightly toolchain with rust-src: cargo test -- --ignored where it is installed"]
 fn committed_ptx_matches_the_source() {
     assert!(
         nightly_with_rust_src(),
-        "this test needs the nightly toolchain with rust-src (rustup component add --toolchain nightly rust-src)"
+        "this test needs the pinned toolchain {0} with rust-src (rustup toolchain install {0} --profile minimal --component rust-src)",
+        pinned_toolchain()
     );
     let fresh = std::env::temp_dir().join(format!("dfgnn-fresh-{}.ptx", std::process::id()));
     let mut cmd = clean(Command::new("bash"));

@@ -5,8 +5,9 @@
 //! ```
 //! per head (norms over each head's `F` features; eps = 1e-12 as `torch.nn.functional.normalize`).
 //! The forward normalises (one kernel) and runs GT with `q = k = hn`, `v = h`, scale β. The
-//! backward runs GT's backward (which also sums `Σ ds·hn_i·hn_j`, i.e. dβ, in a fixed order), then
-//! folds `dq + dk` through the normalisation and adds `dv`.
+//! backward runs GT's backward with unscaled query and key gradients (`Σ ds·hn`), then one kernel
+//! folds `β(dq + dk)` through the normalisation, adds `dv`, and writes each node and head's share
+//! of `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`, summed on the host in a fixed order.
 
 use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
 use dfgnn_device::kernels::agnn::{AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
@@ -33,6 +34,13 @@ pub struct AgnnConfig {
     pub feat: u32,
     /// Overrides of the scheduler's choices.
     pub plan: PlanOptions,
+}
+
+impl AgnnConfig {
+    /// `heads` × `feat` with the default schedule.
+    pub fn new(heads: u32, feat: u32) -> Self {
+        Self { heads, feat, ..Self::default() }
+    }
 }
 
 /// AGNN attention on one prepared (square) graph and feature shape, with its plan.
@@ -153,7 +161,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
             unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
         }
         // `hn` moves into the result with the views of it; its device memory does not move.
-        let attention = self.gt.forward_scaled(hn.view(), hn.view(), h.view(), beta)?;
+        let attention = self.gt.forward_views(hn.view(), hn.view(), h.view(), beta)?;
         Ok(AgnnForward { hn, norm, attention, beta })
     }
 
@@ -161,10 +169,10 @@ impl<'g, 'b> Agnn<'g, 'b> {
     pub fn backward(&self, fwd: &AgnnForward<'_>, d_out: &Buffer<f32>) -> Result<AgnnGrads> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
-        let mut d_beta = 0.0f64;
-        let grads = self.gt.backward_scaled(&fwd.attention, d_out, fwd.beta, Some(&mut d_beta))?;
+        let grads = self.gt.backward_scaled(&fwd.attention, d_out, 1.0)?;
         let backend = self.backend();
         let mut dh = backend.alloc::<f32>(nodes * heads as usize * feat as usize)?;
+        let mut d_beta = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {
             let params = AgnnNormalizeBackwardParams {
                 hn: fwd.hn.view(),
@@ -173,15 +181,19 @@ impl<'g, 'b> Agnn<'g, 'b> {
                 dk: grads.dk.view(),
                 dv: grads.dv.view(),
                 dh: dh.view_mut(),
+                d_beta: d_beta.view_mut(),
                 nodes: nodes as u32,
                 heads,
                 feat,
                 eps: AGNN_NORM_EPS,
+                beta: fwd.beta,
             };
             // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`) buffers, `dh` is distinct
             // from them; one warp per (node, head).
             unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
         }
+        // A fixed-order sum in f64 on the host: deterministic, and small next to the passes.
+        let d_beta = backend.download(&d_beta)?.iter().map(|&x| x as f64).sum::<f64>();
         Ok(AgnnGrads { dh, d_beta: d_beta as f32 })
     }
 }

@@ -204,12 +204,13 @@ pub(crate) fn forward(g: &DeviceGraph<'_>, x: &Inputs, edge_parallel: bool) -> R
     Ok((out, lse))
 }
 
-/// The unfused backward: `(dq, dk, dv)`, and with `ds_dot`, `Σ ds·q·k` summed in a fixed order.
+/// The unfused backward: `(dq, dk, dv)`, with the query and key gradients multiplied by
+/// `grad_scale` (GT: the score scale).
 pub(crate) fn backward(
     g: &DeviceGraph<'_>,
     x: &Inputs,
     d_out: GSlice<f32>,
-    ds_dot: Option<&mut f64>,
+    grad_scale: f32,
 ) -> Result<(Buffer<f32>, Buffer<f32>, Buffer<f32>)> {
     let backend = g.backend();
     let (heads, feat) = (x.heads, x.feat);
@@ -237,14 +238,8 @@ pub(crate) fn backward(
     let mut dq = backend.alloc::<f32>(g.num_dst() * width)?;
     let mut dk = backend.alloc::<f32>(g.num_src() * width)?;
     let mut dv = backend.alloc::<f32>(g.num_src() * width)?;
-    spmm(g, heads, feat, &ds, x.k, x.scale, &mut dq)?;
-    spmm_transposed(g, heads, feat, &ds, x.q, x.scale, &mut dk)?;
+    spmm(g, heads, feat, &ds, x.k, grad_scale, &mut dq)?;
+    spmm_transposed(g, heads, feat, &ds, x.q, grad_scale, &mut dk)?;
     spmm_transposed(g, heads, feat, &alpha, d_out, 1.0, &mut dv)?;
-    if let Some(total) = ds_dot {
-        // The raw dot products q·k per edge, then Σ ds·q·k in edge order on the host.
-        sddmm(g, x.q, x.k, heads, feat, 1.0, &mut scores)?;
-        let (raw, ds) = (backend.download(&scores)?, backend.download(&ds)?);
-        *total = raw.iter().zip(&ds).map(|(&r, &d)| r as f64 * d as f64).sum();
-    }
     Ok((dq, dk, dv))
 }

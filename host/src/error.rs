@@ -21,7 +21,8 @@ pub enum Error {
         #[source]
         source: cudarc::driver::DriverError,
     },
-    /// The device ran out of memory.
+    /// The device ran out of memory, or an allocation would pass the backend's memory budget
+    /// (`Backend::with_memory_budget`; under the emulator, the machine's available memory).
     #[error("out of device memory: {during} needs {requested} bytes, {free} of {total} bytes free")]
     OutOfMemory {
         /// What the library was doing.
@@ -30,7 +31,7 @@ pub enum Error {
         requested: usize,
         /// Bytes free at the time.
         free: usize,
-        /// Device memory in all.
+        /// Device memory in all, or the budget.
         total: usize,
     },
     /// The emulator found a defect in a kernel (or a launch the GPU would refuse).
@@ -56,24 +57,6 @@ pub enum Error {
     Unsupported {
         /// What and why.
         what: String,
-    },
-    /// A result failed its check against the reference.
-    #[error("check failed: {what}")]
-    CheckFailed {
-        /// What differed, and by how much.
-        what: String,
-    },
-    /// The CPU reference rejected its inputs.
-    #[error("reference: {0}")]
-    Reference(#[from] dfgnn_reference::RefError),
-    /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
     },
 }
 

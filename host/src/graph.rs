@@ -28,11 +28,30 @@ pub struct DeviceGraph<'b> {
 impl<'b> DeviceGraph<'b> {
     /// Prepares `graph` on `backend`: computes the transpose and statistics on the CPU and uploads
     /// everything. Graphs of 2^32 edges or more are refused (the kernels index edges with 32-bit
-    /// ids in the CSC permutation).
+    /// ids in the CSC permutation), and so is a graph whose device arrays would pass the
+    /// backend's memory budget ([`Error::OutOfMemory`], before any work).
     pub fn new(backend: &'b Backend, graph: &Csr) -> Result<Self> {
         if graph.nnz() >= u32::MAX as usize {
             return Err(Error::Unsupported {
                 what: format!("{} edges (the kernels take fewer than 2^32 - 1)", graph.nnz()),
+            });
+        }
+        let bytes =
+            Self::bytes_for(graph.num_dst(), graph.num_src(), graph.nnz()).ok_or_else(|| Error::Unsupported {
+                what: format!("a graph of {} x {} nodes: its size overflows", graph.num_dst(), graph.num_src()),
+            })?;
+        let free = backend.memory_budget().saturating_sub(backend.memory_in_use());
+        if bytes > free {
+            return Err(Error::OutOfMemory {
+                during: format!(
+                    "preparing a graph of {} x {} nodes, {} edges",
+                    graph.num_dst(),
+                    graph.num_src(),
+                    graph.nnz()
+                ),
+                requested: bytes,
+                free,
+                total: backend.memory_budget(),
             });
         }
         let csc = graph.transpose();
@@ -110,6 +129,46 @@ impl<'b> DeviceGraph<'b> {
 
     /// Device bytes the prepared graph holds.
     pub fn device_bytes(&self) -> usize {
-        8 * (self.num_dst + 1) + 8 * (self.num_src + 1) + 4 * 4 * self.nnz
+        // The buffers exist, so their sizes add up without overflow.
+        Self::bytes_for(self.num_dst, self.num_src, self.nnz).unwrap_or(usize::MAX)
+    }
+
+    /// Device bytes of a prepared graph of this size (`None` when the size overflows): CSR and CSC
+    /// offsets, and four arrays of one `u32` per edge (columns, COO rows, CSC rows, permutation).
+    pub fn bytes_for(num_dst: usize, num_src: usize, nnz: usize) -> Option<usize> {
+        let offsets = |n: usize| n.checked_add(1)?.checked_mul(8);
+        offsets(num_dst)?.checked_add(offsets(num_src)?)?.checked_add(nnz.checked_mul(16)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graph_past_the_memory_budget_is_refused_before_any_work() {
+        let graph = dfgnn_graphs::named::generate("er-1K-d8").unwrap();
+        let bytes = DeviceGraph::bytes_for(graph.num_dst(), graph.num_src(), graph.nnz()).unwrap();
+        let backend = Backend::emulator().with_memory_budget(bytes - 1);
+        match DeviceGraph::new(&backend, &graph) {
+            Err(Error::OutOfMemory { during, requested, .. }) => {
+                assert!(during.contains("preparing a graph"), "{during}");
+                assert_eq!(requested, bytes);
+            }
+            Err(e) => panic!("expected OutOfMemory, got {e}"),
+            Ok(_) => panic!("a graph of {bytes} bytes fit a budget of {}", bytes - 1),
+        }
+        assert_eq!(backend.memory_in_use(), 0);
+        let backend = backend.with_memory_budget(bytes);
+        let prepared = DeviceGraph::new(&backend, &graph).unwrap();
+        assert_eq!(prepared.device_bytes(), bytes);
+        assert_eq!(backend.memory_in_use(), bytes, "the size model is the bytes uploaded");
+    }
+
+    #[test]
+    fn graph_sizes_that_overflow_are_none() {
+        assert_eq!(DeviceGraph::bytes_for(usize::MAX, 0, 0), None);
+        assert_eq!(DeviceGraph::bytes_for(0, 0, usize::MAX / 8), None);
+        assert_eq!(DeviceGraph::bytes_for(1, 2, 3), Some(16 + 24 + 48));
     }
 }

@@ -8,9 +8,10 @@
 //! atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
-    FeatureShape, GtBwdColsParams, GtBwdRowsParams, GtCombineParams, GtFwdParams, GtGroupParams, LaunchParams, Units,
+    ColumnGrads, CombineParams, FeatureShape, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams,
+    GtGroupParams, LaunchParams, PassEdges, RowGrads, Units,
 };
-use dfgnn_device::kernels::gt::{self as kernels, variant_index};
+use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -114,10 +115,6 @@ impl DevicePass {
     fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
         FeatureShape { heads, feat, lanes: self.plan.layout.map }
     }
-
-    fn variant(&self) -> usize {
-        variant_index(self.plan.layout.width, self.plan.layout.slots).expect("the planner picks existing variants")
-    }
 }
 
 /// Launches `units_per_block` units per block (each taken by one warp).
@@ -150,7 +147,7 @@ unsafe fn launch_warps<P: LaunchParams>(
 }
 
 /// The output of [`Gt::forward`] and what the backward needs: views of the inputs (borrowed for
-/// `'a`) and the per-(row, head) log-sum-exp.
+/// `'a`), the score scale and the per-(row, head) log-sum-exp.
 pub struct GtForward<'a> {
     /// `[N_dst, H, F]` the attention output.
     pub out: Buffer<f32>,
@@ -163,6 +160,7 @@ pub struct GtForward<'a> {
     q: GSlice<f32>,
     k: GSlice<f32>,
     v: GSlice<f32>,
+    scale: f32,
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
@@ -187,6 +185,13 @@ pub struct Gt<'g, 'b> {
     backward_cols: Option<DevicePass>,
 }
 
+/// Which side of the graph a pass iterates: rows over the CSR, or columns over the CSC.
+#[derive(Clone, Copy)]
+enum Side {
+    Rows,
+    Columns,
+}
+
 impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
@@ -197,7 +202,11 @@ impl<'g, 'b> Gt<'g, 'b> {
             Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows)? })
         };
         let fused = plan.schedule.is_fused();
-        let forward = plan.forward.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        let mut forward = plan.forward.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        if let (Some(f), Some(_)) = (&mut forward, &plan.groups) {
+            // row_group: the groups take every row that is not split.
+            f.rows.whole_count = 0;
+        }
         let groups = match &plan.groups {
             Some(g) => Some(DeviceGroups {
                 plan: g.clone(),
@@ -239,15 +248,53 @@ impl<'g, 'b> Gt<'g, 'b> {
         Ok(())
     }
 
+    /// The edges of `pass` over `side` for `units`.
+    fn edges(&self, pass: &DevicePass, side: Side, units: Units) -> PassEdges {
+        let g = self.graph;
+        let (offsets, neighbours) = match side {
+            Side::Rows => (g.d_row_offsets.view(), g.d_columns.view()),
+            Side::Columns => (g.d_col_offsets.view(), g.d_csc_rows.view()),
+        };
+        PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
+    }
+
+    /// Runs one fused pass: a launch over the whole rows (`params` gets no partials), then, when
+    /// the plan splits rows, a launch over their chunks writing one block of `partial_widths[i]`
+    /// floats per unit into partial buffer `i`, and `combine` to merge those into the outputs.
+    fn run_pass<P: LaunchParams>(
+        &self,
+        pass: &DevicePass,
+        kernel: &KernelRef<P>,
+        partial_widths: &[usize],
+        params: impl Fn(Units, &mut [Buffer<f32>]) -> P,
+        combine: impl FnOnce(&DeviceSplit, &[Buffer<f32>]) -> Result<()>,
+    ) -> Result<()> {
+        let backend = self.graph.backend();
+        let (threads, warps) = (pass.plan.block_threads, pass.plan.block_threads / WARP_SIZE);
+        let whole = params(pass.rows.whole_units(pass.plan.units_per_block), &mut []);
+        // SAFETY: every slice of the parameters views a live buffer of this backend with the
+        // length the kernel indexes by (shapes checked by the caller, the graph's offsets
+        // validated when prepared); inputs are read-only and distinct from the outputs; one warp
+        // per unit.
+        unsafe { launch_warps(backend, kernel, pass.rows.whole_count, threads, pass.plan.units_per_block, &whole)? };
+        let Some(split) = &pass.rows.split else { return Ok(()) };
+        let mut partials =
+            partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?;
+        let chunks = params(split.units(warps), &mut partials);
+        // SAFETY: as above; each partial buffer holds one block of its width per unit.
+        unsafe { launch_warps(backend, kernel, split.units, threads, warps, &chunks)? };
+        combine(split, &partials)
+    }
+
     /// `out = softmax(c·q·kᵀ over the edges)·v`, plus the log-sum-exp the backward needs.
     /// `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]`.
     pub fn forward<'a>(&self, q: &'a Buffer<f32>, k: &'a Buffer<f32>, v: &'a Buffer<f32>) -> Result<GtForward<'a>> {
-        self.forward_scaled(q.view(), k.view(), v.view(), self.scale)
+        self.forward_views(q.view(), k.view(), v.view(), self.scale)
     }
 
-    /// The forward with an explicit scale, on views whose buffers the caller keeps alive for
-    /// `'a` (AGNN keeps its normalised features in the struct that holds the result).
-    pub(crate) fn forward_scaled<'a>(
+    /// The forward with an explicit score scale, on views whose buffers the caller keeps alive
+    /// for `'a` (AGNN keeps its normalised features in the struct that holds the result).
+    pub(crate) fn forward_views<'a>(
         &self,
         q: GSlice<f32>,
         k: GSlice<f32>,
@@ -260,57 +307,40 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.plan.heads, self.plan.feat);
+        let result = |out, lse, stats| GtForward { out, lse, stats, q, k, v, scale, _inputs: std::marker::PhantomData };
         let Some(pass) = &self.forward else {
             let inputs = baseline::Inputs { q, k, v, heads, feat, scale };
             let (out, lse) = baseline::forward(g, &inputs, self.plan.schedule == Schedule::EdgeParallel)?;
-            let stats = backend.alloc::<f32>(0)?;
-            return Ok(GtForward { out, lse, stats, q, k, v, _inputs: std::marker::PhantomData });
+            return Ok(result(out, lse, backend.alloc::<f32>(0)?));
         };
+        let nh = g.num_dst() * heads as usize;
         let mut out = backend.alloc::<f32>(self.features(g.num_dst()))?;
-        let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-        let mut stats = backend.alloc::<f32>(g.num_dst() * heads as usize * 2)?;
-        let kernel = kernels::FWD[pass.variant()].expect("every forward variant exists");
-        let params = |units: Units,
-                      partial_acc: GSliceMut<f32>,
-                      partial_ml: GSliceMut<f32>,
-                      out: GSliceMut<f32>,
-                      lse: GSliceMut<f32>,
-                      stats: GSliceMut<f32>| GtFwdParams {
-            offsets: g.d_row_offsets.view(),
-            columns: g.d_columns.view(),
-            units,
-            shape: pass.shape(heads, feat),
-            q,
-            k,
-            v,
-            out,
-            lse,
-            stats,
-            partial_acc,
-            partial_ml,
-            scale_log2: scale * std::f32::consts::LOG2_E,
-        };
+        let mut lse = backend.alloc::<f32>(nh)?;
+        let mut stats = backend.alloc::<f32>(nh * 2)?;
+        let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
+        let variant = pass.plan.layout.variant;
+        let scale_log2 = scale * std::f32::consts::LOG2_E;
         if let Some(groups) = &self.groups {
-            // row_group: the groups take every row that is not split.
-            let kernel = kernels::GROUP[pass.variant()].expect("every row_group variant exists");
             let gp = &groups.plan;
             let params = GtGroupParams {
-                offsets: g.d_row_offsets.view(),
-                columns: g.d_columns.view(),
-                coo_rows: g.d_coo_rows.view(),
-                group_first: groups.first.view(),
-                group_end: groups.end.view(),
-                stage_first: groups.stage_first.view(),
-                stage_count: groups.stage_count.view(),
-                shape: pass.shape(heads, feat),
+                group: GroupParams {
+                    offsets: g.d_row_offsets.view(),
+                    columns: g.d_columns.view(),
+                    coo_rows: g.d_coo_rows.view(),
+                    group_first: groups.first.view(),
+                    group_end: groups.end.view(),
+                    stage_first: groups.stage_first.view(),
+                    stage_count: groups.stage_count.view(),
+                    shape: pass.shape(heads, feat),
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    num_groups: gp.first.len() as u32,
+                },
                 q,
                 k,
                 v,
-                out: out.view_mut(),
-                lse: lse.view_mut(),
-                stats: stats.view_mut(),
-                num_groups: gp.first.len() as u32,
-                scale_log2: scale * std::f32::consts::LOG2_E,
+                scale_log2,
             };
             if !gp.first.is_empty() {
                 let config = LaunchConfig {
@@ -318,284 +348,185 @@ impl<'g, 'b> Gt<'g, 'b> {
                     block: Dim3::x(gp.block_threads),
                     shared_bytes: gp.shared_bytes,
                 };
-                // SAFETY: as below; the shared memory holds the largest group's scores and
-                // staged rows (the planner sized it), and every neighbour of a staged group lies
-                // in its staged range (the planner took the range from the rows' columns).
-                unsafe { backend.launch(&kernel, &config, &params)? };
+                // SAFETY: as in `run_pass`; the shared memory holds the largest group's scores
+                // and staged rows (the planner sized it), and every neighbour of a staged group
+                // lies in its staged range (the planner took the range from the rows' columns).
+                unsafe { backend.launch(&variant.group, &config, &params)? };
             }
-        } else {
-            let whole = params(
-                pass.rows.whole_units(pass.plan.units_per_block),
-                GSliceMut::empty(),
-                GSliceMut::empty(),
-                out.view_mut(),
-                lse.view_mut(),
-                stats.view_mut(),
-            );
-            // SAFETY: every slice views a live buffer of this backend with the length the kernel
-            // indexes by (shapes checked above, the graph's offsets validated when prepared);
-            // inputs are read-only and distinct from the outputs; one warp per unit.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    pass.rows.whole_count,
-                    pass.plan.block_threads,
-                    pass.plan.units_per_block,
-                    &whole,
-                )?
-            };
         }
-        if let Some(split) = &pass.rows.split {
-            let mut partial_acc = backend.alloc::<f32>(self.features(split.units))?;
-            let mut partial_ml = backend.alloc::<f32>(split.units * heads as usize * 2)?;
-            let chunks = params(
-                split.units(pass.plan.block_threads / WARP_SIZE),
-                partial_acc.view_mut(),
-                partial_ml.view_mut(),
-                GSliceMut::empty(),
-                GSliceMut::empty(),
-                GSliceMut::empty(),
-            );
-            // SAFETY: as above; the partials hold one [H, F] (and [H, 2]) block per unit.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    pass.plan.block_threads,
-                    pass.plan.block_threads / WARP_SIZE,
-                    &chunks,
-                )?
-            };
-            let combine = GtCombineParams {
-                rows: split.rows.view(),
-                first_unit: split.first_unit.view(),
-                partial_acc: partial_acc.view(),
-                partial_ml: partial_ml.view(),
-                out: out.view_mut(),
-                lse: lse.view_mut(),
-                stats: stats.view_mut(),
-                heads,
-                feat,
-                num_rows: split.rows.len() as u32,
-                factor: 1.0,
-            };
-            // SAFETY: `first_unit` indexes the partials just written; one warp per split row.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernels::GT_FWD_COMBINE,
-                    split.rows.len() * self.combine_slices(),
-                    pass.plan.block_threads,
-                    pass.plan.block_threads / WARP_SIZE,
-                    &combine,
-                )?
-            };
-        }
-        Ok(GtForward { out, lse, stats, q, k, v, _inputs: std::marker::PhantomData })
+        self.run_pass(
+            pass,
+            &variant.forward,
+            &[heads as usize * feat as usize, heads as usize * 2],
+            |units, partials| {
+                let dst = match partials {
+                    [acc, ml] => ForwardOut {
+                        out: GSliceMut::empty(),
+                        lse: GSliceMut::empty(),
+                        stats: GSliceMut::empty(),
+                        partial_acc: acc.view_mut(),
+                        partial_ml: ml.view_mut(),
+                    },
+                    _ => ForwardOut {
+                        out: out_v,
+                        lse: lse_v,
+                        stats: stats_v,
+                        partial_acc: GSliceMut::empty(),
+                        partial_ml: GSliceMut::empty(),
+                    },
+                };
+                GtFwdParams { edges: self.edges(pass, Side::Rows, units), q, k, v, dst, scale_log2 }
+            },
+            |split, partials| {
+                let combine = CombineParams {
+                    rows: split.rows.view(),
+                    first_unit: split.first_unit.view(),
+                    partial_acc: partials[0].view(),
+                    partial_ml: partials[1].view(),
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    heads,
+                    feat,
+                    num_rows: split.rows.len() as u32,
+                    factor: 1.0,
+                };
+                // SAFETY: `first_unit` indexes the partials just written; one warp per
+                // (split row, 32 features).
+                unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, &combine) }
+            },
+        )?;
+        Ok(result(out, lse, stats))
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
-        self.backward_scaled(fwd, d_out, self.scale, None)
+        self.backward_scaled(fwd, d_out, fwd.scale)
     }
 
-    /// The backward with an explicit scale; with `ds_dot`, also each row's (and chunk's)
-    /// `Σ_j ds·q·k` per head, summed into one number (AGNN's dβ).
-    pub(crate) fn backward_scaled(
-        &self,
-        fwd: &GtForward<'_>,
-        d_out: &Buffer<f32>,
-        scale: f32,
-        ds_dot: Option<&mut f64>,
-    ) -> Result<GtGrads> {
+    /// The backward with the summed query and key gradients multiplied by `grad_scale` (GT: the
+    /// score scale; AGNN: 1, folding β into its normalisation's backward).
+    pub(crate) fn backward_scaled(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>, grad_scale: f32) -> Result<GtGrads> {
         let g = self.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
-        let (Some(rows_pass), Some(cols_pass)) = (&self.backward_rows, &self.backward_cols) else {
+        let (heads, feat) = (self.plan.heads, self.plan.feat);
+        let fused = match (&self.backward_rows, &self.backward_cols) {
+            (Some(rows), Some(cols)) => match (rows.plan.layout.variant.backward, cols.plan.layout.variant.backward) {
+                (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
-            let inputs =
-                baseline::Inputs { q: fwd.q, k: fwd.k, v: fwd.v, heads: self.plan.heads, feat: self.plan.feat, scale };
-            let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), ds_dot)?;
+            let inputs = baseline::Inputs { q: fwd.q, k: fwd.k, v: fwd.v, heads, feat, scale: fwd.scale };
+            let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
             return Ok(GtGrads { dq, dk, dv });
         };
         let backend = g.backend();
-        let (heads, feat) = (self.plan.heads, self.plan.feat);
-        let nh_dst = g.num_dst() * heads as usize;
-        let mut dq = backend.alloc::<f32>(self.features(g.num_dst()))?;
-        let mut delta = backend.alloc::<f32>(nh_dst)?;
-        let want_ds_dot = ds_dot.is_some();
-        let mut ds_dot_rows = backend.zeros::<f32>(if want_ds_dot { nh_dst } else { 0 })?;
+        let width = heads as usize * feat as usize;
+        let scale_log2 = fwd.scale * std::f32::consts::LOG2_E;
 
         // Row pass: dq and D.
-        let kernel = kernels::BWD_ROWS[rows_pass.variant()].expect("the planner only picks existing backward variants");
-        let row_params = |units: Units,
-                          dq: GSliceMut<f32>,
-                          delta: GSliceMut<f32>,
-                          partial: GSliceMut<f32>,
-                          ds_dot: GSliceMut<f32>| GtBwdRowsParams {
-            offsets: g.d_row_offsets.view(),
-            columns: g.d_columns.view(),
-            units,
-            shape: rows_pass.shape(heads, feat),
-            q: fwd.q,
-            k: fwd.k,
-            v: fwd.v,
-            out: fwd.out.view(),
-            stats: fwd.stats.view(),
-            d_out: d_out.view(),
-            dq,
-            delta,
-            partial,
-            ds_dot,
-            scale,
-        };
-        let whole = row_params(
-            rows_pass.rows.whole_units(rows_pass.plan.units_per_block),
-            dq.view_mut(),
-            delta.view_mut(),
-            GSliceMut::empty(),
-            ds_dot_rows.view_mut(),
-        );
-        // SAFETY: as in the forward; `ds_dot` is empty or [N_dst, H].
-        unsafe {
-            launch_warps(
-                backend,
-                &kernel,
-                rows_pass.rows.whole_count,
-                rows_pass.plan.block_threads,
-                rows_pass.plan.units_per_block,
-                &whole,
-            )?
-        };
-        let mut ds_dot_chunks = backend.zeros::<f32>(0)?;
-        if let Some(split) = &rows_pass.rows.split {
-            let mut partial = backend.alloc::<f32>(self.features(split.units))?;
-            ds_dot_chunks = backend.zeros::<f32>(if want_ds_dot { split.units * heads as usize } else { 0 })?;
-            let chunks = row_params(
-                split.units(rows_pass.plan.block_threads / WARP_SIZE),
-                GSliceMut::empty(),
-                delta.view_mut(),
-                partial.view_mut(),
-                ds_dot_chunks.view_mut(),
-            );
-            // SAFETY: as above; partials are one [H, F] block per unit.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    rows_pass.plan.block_threads,
-                    rows_pass.plan.block_threads / WARP_SIZE,
-                    &chunks,
-                )?
-            };
-            self.sum_partials(split, &partial, &mut dq, scale, rows_pass.plan.block_threads)?;
-        }
+        let mut dq = backend.alloc::<f32>(self.features(g.num_dst()))?;
+        let mut delta = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
+        let (dq_v, delta_v) = (dq.view_mut(), delta.view_mut());
+        self.run_pass(
+            rows_pass,
+            &rows_kernel,
+            &[width],
+            |units, partials| GtBwdRowsParams {
+                edges: self.edges(rows_pass, Side::Rows, units),
+                q: fwd.q,
+                k: fwd.k,
+                v: fwd.v,
+                grads: RowGrads {
+                    out: fwd.out.view(),
+                    stats: fwd.stats.view(),
+                    d_out: d_out.view(),
+                    delta: delta_v,
+                    d_row: if partials.is_empty() { dq_v } else { GSliceMut::empty() },
+                    partial: partials.first_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                },
+                scale_log2,
+                grad_scale,
+            },
+            |split, partials| self.sum_partials(split, rows_pass, &partials[0], dq_v, grad_scale),
+        )?;
 
         // Column pass: dk and dv.
         let mut dk = backend.alloc::<f32>(self.features(g.num_src()))?;
         let mut dv = backend.alloc::<f32>(self.features(g.num_src()))?;
-        let kernel = kernels::BWD_COLS[cols_pass.variant()].expect("the planner only picks existing backward variants");
-        let col_params = |units: Units,
-                          dk: GSliceMut<f32>,
-                          dv: GSliceMut<f32>,
-                          partial_dk: GSliceMut<f32>,
-                          partial_dv: GSliceMut<f32>,
-                          delta: GSlice<f32>| GtBwdColsParams {
-            csc_offsets: g.d_col_offsets.view(),
-            csc_rows: g.d_csc_rows.view(),
-            units,
-            shape: cols_pass.shape(heads, feat),
-            q: fwd.q,
-            k: fwd.k,
-            v: fwd.v,
-            stats: fwd.stats.view(),
-            delta,
-            d_out: d_out.view(),
-            dk,
-            dv,
-            partial_dk,
-            partial_dv,
-            scale,
-        };
-        let whole = col_params(
-            cols_pass.rows.whole_units(cols_pass.plan.units_per_block),
-            dk.view_mut(),
-            dv.view_mut(),
-            GSliceMut::empty(),
-            GSliceMut::empty(),
-            delta.view(),
-        );
-        // SAFETY: as in the forward, over the CSC; `delta` was completed by the row pass.
-        unsafe {
-            launch_warps(
-                backend,
-                &kernel,
-                cols_pass.rows.whole_count,
-                cols_pass.plan.block_threads,
-                cols_pass.plan.units_per_block,
-                &whole,
-            )?
-        };
-        if let Some(split) = &cols_pass.rows.split {
-            let mut partial_dk = backend.alloc::<f32>(self.features(split.units))?;
-            let mut partial_dv = backend.alloc::<f32>(self.features(split.units))?;
-            let chunks = col_params(
-                split.units(cols_pass.plan.block_threads / WARP_SIZE),
-                GSliceMut::empty(),
-                GSliceMut::empty(),
-                partial_dk.view_mut(),
-                partial_dv.view_mut(),
-                delta.view(),
-            );
-            // SAFETY: as above.
-            unsafe {
-                launch_warps(
-                    backend,
-                    &kernel,
-                    split.units,
-                    cols_pass.plan.block_threads,
-                    cols_pass.plan.block_threads / WARP_SIZE,
-                    &chunks,
-                )?
-            };
-            self.sum_partials(split, &partial_dk, &mut dk, scale, cols_pass.plan.block_threads)?;
-            self.sum_partials(split, &partial_dv, &mut dv, 1.0, cols_pass.plan.block_threads)?;
-        }
-
-        if let Some(total) = ds_dot {
-            // A fixed-order sum in f64 on the host: deterministic, and tiny next to the passes.
-            *total = backend
-                .download(&ds_dot_rows)?
-                .iter()
-                .chain(backend.download(&ds_dot_chunks)?.iter())
-                .map(|&x| x as f64)
-                .sum();
-        }
+        let (dk_v, dv_v) = (dk.view_mut(), dv.view_mut());
+        self.run_pass(
+            cols_pass,
+            &cols_kernel,
+            &[width, width],
+            |units, partials| {
+                let (d_key, d_value, partial_d_key, partial_d_value) = match partials {
+                    [pk, pv] => (GSliceMut::empty(), GSliceMut::empty(), pk.view_mut(), pv.view_mut()),
+                    _ => (dk_v, dv_v, GSliceMut::empty(), GSliceMut::empty()),
+                };
+                GtBwdColsParams {
+                    edges: self.edges(cols_pass, Side::Columns, units),
+                    q: fwd.q,
+                    k: fwd.k,
+                    v: fwd.v,
+                    grads: ColumnGrads {
+                        stats: fwd.stats.view(),
+                        delta: delta.view(),
+                        d_out: d_out.view(),
+                        d_key,
+                        d_value,
+                        partial_d_key,
+                        partial_d_value,
+                    },
+                    scale_log2,
+                    grad_scale,
+                }
+            },
+            |split, partials| {
+                self.sum_partials(split, cols_pass, &partials[0], dk_v, grad_scale)?;
+                self.sum_partials(split, cols_pass, &partials[1], dv_v, 1.0)
+            },
+        )?;
         Ok(GtGrads { dq, dk, dv })
     }
 
-    /// Warps per split row of the combine kernels: one per 32 features.
-    fn combine_slices(&self) -> usize {
-        (self.plan.heads as usize * self.plan.feat as usize).div_ceil(WARP_SIZE as usize)
+    /// Launches a combine kernel: one warp per (split row, 32 features).
+    ///
+    /// # Safety
+    /// As [`Backend::launch`]: `params` views live buffers; `first_unit` indexes its partials.
+    unsafe fn launch_combine(
+        &self,
+        kernel: &KernelRef<CombineParams>,
+        split: &DeviceSplit,
+        pass: &DevicePass,
+        params: &CombineParams,
+    ) -> Result<()> {
+        let slices = (self.plan.heads as usize * self.plan.feat as usize).div_ceil(WARP_SIZE as usize);
+        let threads = pass.plan.block_threads;
+        // SAFETY: forwarded contract.
+        unsafe {
+            launch_warps(self.graph.backend(), kernel, split.rows.len() * slices, threads, threads / WARP_SIZE, params)
+        }
     }
 
     /// Sums the partials of the split rows of `split` into `out` (times `factor`).
     fn sum_partials(
         &self,
         split: &DeviceSplit,
+        pass: &DevicePass,
         partial: &Buffer<f32>,
-        out: &mut Buffer<f32>,
+        out: GSliceMut<f32>,
         factor: f32,
-        block_threads: u32,
     ) -> Result<()> {
-        let params = GtCombineParams {
+        let params = CombineParams {
             rows: split.rows.view(),
             first_unit: split.first_unit.view(),
             partial_acc: partial.view(),
             partial_ml: GSlice::empty(),
-            out: out.view_mut(),
+            out,
             lse: GSliceMut::empty(),
             stats: GSliceMut::empty(),
             heads: self.plan.heads,
@@ -603,19 +534,8 @@ impl<'g, 'b> Gt<'g, 'b> {
             num_rows: split.rows.len() as u32,
             factor,
         };
-        let units = split.rows.len() * self.combine_slices();
         // SAFETY: `first_unit` indexes `partial`, which holds one [H, F] block per unit of the
-        // split rows, written by the launch before; `out` is [N, H, F] and distinct from it; one
-        // warp per (split row, 32 features).
-        unsafe {
-            launch_warps(
-                self.graph.backend(),
-                &kernels::GT_SUM_COMBINE,
-                units,
-                block_threads,
-                block_threads / WARP_SIZE,
-                &params,
-            )
-        }
+        // split rows, written by the launch before; `out` is [N, H, F] and distinct from it.
+        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, &params) }
     }
 }

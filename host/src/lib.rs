@@ -3,7 +3,8 @@
 //! | layer | module | what |
 //! |---|---|---|
 //! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
-//! | chain demo | [`demo`] | the two proof-of-chain kernels, checked against plain Rust |
+//! | graph | [`graph`] | a graph prepared once on a backend |
+//! | ops | [`gt`], [`agnn`] | fused attention forward and backward, planned by [`plan`] |
 //!
 //! | on the CPU | on the device |
 //! |---|---|
@@ -13,13 +14,10 @@
 pub mod agnn;
 pub mod backend;
 mod baseline;
-pub mod bench;
-pub mod demo;
 mod error;
 pub mod graph;
 pub mod gt;
 pub mod plan;
-pub mod run;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
@@ -27,3 +25,8 @@ pub use error::{Error, Result};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
 pub use plan::{Plan, PlanOptions, Schedule};
+
+/// README.md, whose "Using the library" example `cargo test` compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExample;

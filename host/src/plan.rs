@@ -13,7 +13,8 @@
 
 use std::fmt;
 
-use dfgnn_device::kernels::common::lanes::LaneMap;
+use dfgnn_device::abi::LaneMap;
+use dfgnn_device::kernels::gt::{GtVariant, VARIANTS};
 use dfgnn_device::simt::WARP_SIZE;
 
 use crate::error::{Error, Result};
@@ -127,14 +128,32 @@ pub struct PlanOptions {
 /// Level 2: how one warp's lanes cover the heads and features of an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaneLayout {
-    /// Features per load: 1 or 4.
-    pub width: u32,
-    /// Register slots (vectors) per lane: 1, 2, 4 or 8.
-    pub slots: u32,
+    /// The compiled kernel variant (load width, slots per lane, steps, entry points).
+    pub variant: &'static GtVariant,
     /// The lane mapping the kernels read.
     pub map: LaneMap,
     /// Passes over a row to cover all heads.
     pub passes: u32,
+}
+
+/// Which passes a layout must have kernels for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// The forward only.
+    Forward,
+    /// The backward's row and column passes.
+    Backward,
+}
+
+/// The slot counts compiled for loads of `width` floats and `passes`, in increasing order.
+pub fn compiled_slots(width: u32, passes: Passes) -> Vec<u32> {
+    let mut slots: Vec<u32> = VARIANTS
+        .iter()
+        .filter(|v| v.width == width && (passes == Passes::Forward || v.backward.is_some()))
+        .map(|v| v.slots)
+        .collect();
+    slots.sort_unstable();
+    slots
 }
 
 /// Slots needed for the widest heads: a head of more than 32 vectors spans several slots.
@@ -142,39 +161,50 @@ fn slots_per_head(vectors_per_head: u32) -> u32 {
     (vectors_per_head.next_power_of_two() / WARP_SIZE).max(1)
 }
 
-/// Plans level 2 for `heads` × `feat` with at most `max_slots` slots per lane and the given load
-/// width, or explains why it cannot.
-pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32) -> Result<LaneLayout> {
+/// Plans level 2 for `heads` × `feat` with at most `max_slots` slots per lane, loads of `width`
+/// floats, and kernels for `passes`, or explains why it cannot. The slot counts come from the
+/// compiled variants ([`VARIANTS`]): a cap between two of them means the one below.
+pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32, passes: Passes) -> Result<LaneLayout> {
     if heads == 0 || feat == 0 {
         return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
     }
     if !feat.is_multiple_of(width) {
         return Err(Error::Unsupported { what: format!("loads of {width} features with F = {feat}") });
     }
+    let compiled = compiled_slots(width, passes);
     let vectors = feat / width;
-    let padded = vectors.next_power_of_two();
-    let group = padded.min(WARP_SIZE);
+    let head_lanes = vectors.next_power_of_two().min(WARP_SIZE);
     let sph = slots_per_head(vectors);
-    if sph > max_slots {
+    let cap = compiled.iter().copied().filter(|&s| s <= max_slots).max();
+    let Some(cap) = cap.filter(|&c| c >= sph) else {
         return Err(Error::Unsupported {
             what: format!(
-                "F = {feat} needs {sph} register slots of {width}-float loads per lane, at most {max_slots} available here"
+                "F = {feat} needs {sph} register slots of {width}-float loads per lane; the {passes:?} kernels have at most {} within the cap of {max_slots}",
+                compiled.iter().copied().filter(|&s| s <= max_slots).max().unwrap_or(0)
             ),
         });
-    }
-    // Kernels exist for 1, 2, 4 and 8 slots: a cap between them means the one below.
-    let max_slots = 1u32 << max_slots.clamp(1, 8).ilog2();
-    let heads_per_slot = WARP_SIZE / group;
-    let (slots, edge_width) = if sph == 1 && heads * group <= WARP_SIZE {
-        // All heads of an edge fit in part of a warp: several edges per step.
-        (1, (heads * group).next_power_of_two())
-    } else {
-        let slots_needed = if sph > 1 { sph * heads } else { heads.div_ceil(heads_per_slot) };
-        (slots_needed.next_power_of_two().min(max_slots), WARP_SIZE)
     };
-    let heads_per_pass = (slots / sph) * (edge_width / group);
-    let map = LaneMap { group, slots_per_head: sph, edge_width, heads_per_pass };
-    Ok(LaneLayout { width, slots, map, passes: heads.div_ceil(heads_per_pass) })
+    let heads_per_slot = WARP_SIZE / head_lanes;
+    let (wanted, edge_lanes) = if sph == 1 && heads * head_lanes <= WARP_SIZE {
+        // All heads of an edge fit in part of a warp: several edges per step.
+        (1, (heads * head_lanes).next_power_of_two())
+    } else {
+        let needed = if sph > 1 { sph * heads } else { heads.div_ceil(heads_per_slot) };
+        (needed.min(cap), WARP_SIZE)
+    };
+    // The compiled variant with the fewest slots that hold what is wanted (at most the cap).
+    let variant = VARIANTS
+        .iter()
+        .filter(|v| v.width == width && compiled.contains(&v.slots) && v.slots >= wanted.min(cap) && v.slots <= cap)
+        .min_by_key(|v| v.slots)
+        .ok_or_else(|| Error::Unsupported {
+            what: format!("no kernel variant of {width}-float loads and {wanted} slots"),
+        })?;
+    let heads_per_pass = (variant.slots / sph) * (edge_lanes / head_lanes);
+    let map = LaneMap::new(head_lanes, sph, edge_lanes, heads_per_pass).ok_or_else(|| Error::Unsupported {
+        what: format!("lane map of {head_lanes} head lanes, {sph} slots per head, {edge_lanes} edge lanes"),
+    })?;
+    Ok(LaneLayout { variant, map, passes: heads.div_ceil(heads_per_pass) })
 }
 
 /// Which rows (or columns) a pass covers whole, and which it splits.
@@ -243,6 +273,9 @@ pub struct Plan {
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
 }
+
+/// CUDA's limit on threads per block.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// Rows with more edges than this are split by default: a warp takes about 2048 edges in the time
 /// the whole grid needs for a wave of ordinary rows on a million-node graph.
@@ -334,6 +367,13 @@ pub struct GroupPlan {
     pub shared_bytes: u32,
     /// Threads per block.
     pub block_threads: u32,
+}
+
+/// The most edges a row may have for its scores (`4·H` bytes per edge) to fit a `row_group`
+/// block's `budget` bytes: the score region is rounded up to 16 bytes, so 4 floats are kept as
+/// slack. Longer rows are split instead.
+fn max_group_row_edges(budget: u32, heads: u32) -> u64 {
+    (budget as u64 / (heads as u64 * 4)).saturating_sub(4)
 }
 
 /// Shared memory a `row_group` block uses by default: two blocks fit on an H200 multiprocessor.
@@ -451,9 +491,9 @@ pub fn plan(
     }
     let block_threads = options.block_threads.unwrap_or(DEFAULT_BLOCK_THREADS);
     let backward_threads = options.block_threads.unwrap_or(DEFAULT_BACKWARD_BLOCK_THREADS);
-    if block_threads == 0 || !block_threads.is_multiple_of(WARP_SIZE) || block_threads > 1024 {
+    if block_threads == 0 || !block_threads.is_multiple_of(WARP_SIZE) || block_threads > MAX_BLOCK_THREADS {
         return Err(Error::Unsupported {
-            what: format!("{block_threads} threads per block (a multiple of 32, at most 1024)"),
+            what: format!("{block_threads} threads per block (a multiple of 32, at most {MAX_BLOCK_THREADS})"),
         });
     }
     let units_for = |threads: u32| -> Result<u32> {
@@ -469,21 +509,19 @@ pub fn plan(
     let (forward_units, backward_units) = (units_for(block_threads)?, units_for(backward_threads)?);
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
     let width = if feat.is_multiple_of(4) && !options.scalar_loads { 4 } else { 1 };
-    // `hard_cap`: the most slots a pass has kernels for without spilling.
-    let layout_for = |hard_cap: u32| -> Result<LaneLayout> {
-        let cap = options.max_slots.unwrap_or(DEFAULT_MAX_SLOTS).min(hard_cap);
-        // Wide heads need their slots whatever the default cap.
-        let needed = slots_per_head(feat / width);
-        lane_layout(heads, feat, width, cap.max(needed.min(hard_cap)))
+    let layout_for = |passes: Passes| -> Result<LaneLayout> {
+        // Wide heads need their slots whatever the default cap (lane_layout refuses what no
+        // compiled variant of the pass holds).
+        let cap = options.max_slots.unwrap_or(DEFAULT_MAX_SLOTS);
+        lane_layout(heads, feat, width, cap.max(slots_per_head(feat / width)), passes)
     };
-    let forward_layout = layout_for(8);
+    let forward_layout = layout_for(Passes::Forward);
 
     // Row groups, with sources staged when that pays (batches of small graphs).
     let budget = options.group_shared_bytes.unwrap_or(DEFAULT_GROUP_SHARED_BYTES).min(max_shared_bytes);
     let max_rows = options.group_rows.unwrap_or(DEFAULT_GROUP_ROWS).max(1);
     let group_heavy: Vec<u32> = {
-        let score_rows = (budget as u64 / (heads as u64 * 4)).saturating_sub(4);
-        let cut = threshold.min(score_rows);
+        let cut = threshold.min(max_group_row_edges(budget, heads));
         (0..row_offsets.len().saturating_sub(1))
             .filter(|&r| row_offsets[r + 1] - row_offsets[r] > cut)
             .map(|r| r as u32)
@@ -555,7 +593,7 @@ pub fn plan(
     // Rows the fused passes split: past the threshold (row_split), or left out of the groups.
     let split = match schedule {
         Schedule::RowSplit => Some(threshold),
-        Schedule::RowGroup => Some(threshold.min((budget as u64 / (heads as u64 * 4)).saturating_sub(4))),
+        Schedule::RowGroup => Some(threshold.min(max_group_row_edges(budget, heads))),
         _ => None,
     };
     let forward = match forward_layout {
@@ -563,9 +601,9 @@ pub fn plan(
             reasons.push(format!(
                 "level 2: {}-float loads, {} lanes per head, {} slots per lane, {} edge groups per warp, {} pass(es) over the heads",
                 width,
-                layout.map.group,
-                layout.slots,
-                WARP_SIZE / layout.map.edge_width,
+                layout.map.head_lanes(),
+                layout.variant.slots,
+                layout.map.teams(),
                 layout.passes
             ));
             Ok(PassPlan {
@@ -577,9 +615,8 @@ pub fn plan(
         }
         Err(e) => Err(e.to_string()),
     };
-    // The backward passes hold twice the vectors: they stop at 4 slots.
-    let backward_cap = 4;
-    let backward_layout = layout_for(backward_cap).map_err(|e| e.to_string());
+    // The backward passes hold twice the vectors: fewer slot counts are compiled for them.
+    let backward_layout = layout_for(Passes::Backward).map_err(|e| e.to_string());
     let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {
         Ok(layout) => {
@@ -606,7 +643,7 @@ impl Plan {
     pub fn summary(&self) -> String {
         match &self.forward {
             Ok(p) if self.schedule.is_fused() => {
-                let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
+                let mut parts = vec![format!("w{} s{}", p.layout.variant.width, p.layout.variant.slots)];
                 if let Some(g) = &self.groups {
                     parts.push(format!(
                         "{} groups{}",
@@ -637,7 +674,7 @@ impl fmt::Display for Plan {
             writeln!(
                 f,
                 "  {name}: {} whole rows, split: {split}; w{} s{}, {} threads per block",
-                p.rows.whole_count, p.layout.width, p.layout.slots, p.block_threads
+                p.rows.whole_count, p.layout.variant.width, p.layout.variant.slots, p.block_threads
             )
         };
         match &self.forward {

@@ -22,7 +22,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn workspace_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for crate_dir in ["reference", "graphs", "device", "host", "proptests", "benches"] {
+    for crate_dir in ["reference", "graphs", "device", "host", "cli", "proptests", "benches"] {
         rust_files(&root.join(crate_dir), &mut files);
     }
     assert!(files.len() > 20, "the tidy test should see the workspace's sources");

@@ -57,7 +57,7 @@ impl Shape {
 type Summary = (u32, u32, u32, u32, u32);
 
 fn summary(l: &LaneLayout) -> Summary {
-    (l.width, l.slots, l.map.group, 32 / l.map.edge_width, l.passes)
+    (l.variant.width, l.variant.slots, l.map.head_lanes(), l.map.teams(), l.passes)
 }
 
 /// A small ring: every row has 2 edges (the layout does not depend on the graph).

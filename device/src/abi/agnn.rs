@@ -26,7 +26,8 @@ pub struct AgnnNormalizeParams {
 unsafe impl LaunchParams for AgnnNormalizeParams {}
 const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 64);
 
-/// `agnn_normalize_backward`: `dh = dv + ∂hn/∂h ᵀ (dq + dk)` per node and head.
+/// `agnn_normalize_backward`: `dh = dv + ∂hn/∂h ᵀ β(dq + dk)` per node and head, from the
+/// attention's unscaled query and key gradients, and each (node, head)'s share of dβ.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AgnnNormalizeBackwardParams {
@@ -34,14 +35,16 @@ pub struct AgnnNormalizeBackwardParams {
     pub hn: GSlice<f32>,
     /// `[N, H]` norms from the forward.
     pub norm: GSlice<f32>,
-    /// `[N, H, F]` gradient reaching `hn` as queries.
+    /// `[N, H, F]` gradient reaching `hn` as queries, before the factor β: `Σ_j ds_ij·hn_j`.
     pub dq: GSlice<f32>,
-    /// `[N, H, F]` gradient reaching `hn` as keys.
+    /// `[N, H, F]` gradient reaching `hn` as keys, before the factor β: `Σ_i ds_ij·hn_i`.
     pub dk: GSlice<f32>,
     /// `[N, H, F]` gradient reaching `h` as values.
     pub dv: GSlice<f32>,
     /// `[N, H, F]` the gradient of `h`.
     pub dh: GSliceMut<f32>,
+    /// `[N, H]` each node and head's share of dβ, `hn_i·dq_i = Σ_j ds_ij·(hn_i·hn_j)`.
+    pub d_beta: GSliceMut<f32>,
     /// Nodes `N`.
     pub nodes: u32,
     /// Heads `H`.
@@ -50,7 +53,9 @@ pub struct AgnnNormalizeBackwardParams {
     pub feat: u32,
     /// The clamp of the norm.
     pub eps: f32,
+    /// The temperature β (the factor of `dq` and `dk`).
+    pub beta: f32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for AgnnNormalizeBackwardParams {}
-const _: () = assert!(core::mem::size_of::<AgnnNormalizeBackwardParams>() == 112);
+const _: () = assert!(core::mem::size_of::<AgnnNormalizeBackwardParams>() == 136);

@@ -13,13 +13,17 @@
 pub unsafe trait LaunchParams: Copy + Sync + 'static {}
 
 mod agnn;
+mod attention;
 mod demo;
 mod gt;
+mod lanes;
 mod unfused;
 mod util;
 
 pub use agnn::*;
+pub use attention::*;
 pub use demo::*;
 pub use gt::*;
+pub use lanes::*;
 pub use unfused::*;
 pub use util::*;

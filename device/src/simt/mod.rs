@@ -315,25 +315,34 @@ pub struct LaunchConfig {
     pub shared_bytes: u32,
 }
 
-/// A kernel as the host sees it: its PTX symbol and, for the emulator, its per-thread body.
-#[cfg(not(target_arch = "nvptx64"))]
+/// A kernel as the host sees it: its PTX symbol and, for the emulator, its per-thread body. It
+/// exists on both machines so that kernel tables need no `cfg`; on `nvptx64` it is only a name.
 pub struct KernelRef<P: 'static> {
     /// The entry's name in the PTX module.
     pub name: &'static str,
     /// What one thread runs.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub body: fn(&P),
+    /// The parameter type, on the GPU (where there is no body to name it).
+    #[cfg(target_arch = "nvptx64")]
+    pub params: core::marker::PhantomData<fn(&P)>,
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
 impl<P> Clone for KernelRef<P> {
     fn clone(&self) -> Self {
         *self
     }
 }
-#[cfg(not(target_arch = "nvptx64"))]
 impl<P> Copy for KernelRef<P> {}
 
-#[cfg(not(target_arch = "nvptx64"))]
+impl<P> PartialEq for KernelRef<P> {
+    /// Kernels are equal when their PTX symbols are (the symbol names the body).
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl<P> Eq for KernelRef<P> {}
+
 impl<P> core::fmt::Debug for KernelRef<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("KernelRef").field("name", &self.name).finish()
@@ -374,5 +383,10 @@ macro_rules! kernel {
         #[doc = concat!("Launch handle of [`", stringify!($name), "`].")]
         $vis const $konst: $crate::simt::KernelRef<$params> =
             $crate::simt::KernelRef { name: stringify!($name), body: $name };
+
+        #[cfg(target_arch = "nvptx64")]
+        #[doc = concat!("The name of the entry `", stringify!($name), "`.")]
+        $vis const $konst: $crate::simt::KernelRef<$params> =
+            $crate::simt::KernelRef { name: stringify!($name), params: core::marker::PhantomData };
     };
 }

@@ -222,7 +222,7 @@ impl CudaBackend {
         self.stream.synchronize().during(|| "waiting for the device".to_string())
     }
 
-    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
+    pub fn time<R, E: From<Error>>(&self, work: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
         let event =
             || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during(|| "creating an event".to_string());
         let (start, end) = (event()?, event()?);

@@ -3,6 +3,12 @@
 //! A [`Backend`] owns device memory ([`Buffer`]s), launches kernels of the PTX module (or runs the
 //! same kernels on the CPU), and times work. Callers never branch on which backend they hold; they
 //! can ask ([`Backend::kind`], [`Backend::description`]) to report which one ran.
+//!
+//! Both account the bytes of their buffers against a memory budget and refuse an allocation that
+//! would pass it with [`Error::OutOfMemory`](crate::Error::OutOfMemory) before allocating: under
+//! the emulator the budget is, by default, the machine's available memory when the backend is
+//! made (device memory is host memory there); on the GPU the driver's own limit applies, and a
+//! budget set with [`Backend::with_memory_budget`] applies too.
 
 mod cuda;
 mod emulator;
@@ -15,7 +21,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use dfgnn_device::abi::LaunchParams;
 use dfgnn_device::simt::{GSlice, GSliceMut, KernelRef, LaunchConfig, Word};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A plain element type device buffers hold.
 pub trait Element: Word + DeviceRepr + ValidAsZeroBits + Default + fmt::Debug + Send + Sync + 'static {}
@@ -79,21 +85,50 @@ impl DeviceLimits {
     }
 }
 
-/// Bytes of buffers alive now and at most, on one backend.
-#[derive(Debug, Default)]
+/// Bytes of buffers alive now and at most, on one backend, and the most they may reach.
+#[derive(Debug)]
 struct MemoryCounter {
     current: AtomicUsize,
     peak: AtomicUsize,
+    budget: AtomicUsize,
 }
 
 impl MemoryCounter {
-    fn add(&self, bytes: usize) {
-        let now = self.current.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        self.peak.fetch_max(now, Ordering::Relaxed);
+    fn new(budget: usize) -> Self {
+        Self { current: AtomicUsize::new(0), peak: AtomicUsize::new(0), budget: AtomicUsize::new(budget) }
     }
 
-    fn sub(&self, bytes: usize) {
+    /// Counts `bytes` more in use if that stays within the budget; else returns the bytes free.
+    fn reserve(&self, bytes: usize) -> std::result::Result<(), usize> {
+        let budget = self.budget.load(Ordering::Relaxed);
+        let mut current = self.current.load(Ordering::Relaxed);
+        loop {
+            let Some(now) = current.checked_add(bytes).filter(|&now| now <= budget) else {
+                return Err(budget.saturating_sub(current));
+            };
+            match self.current.compare_exchange_weak(current, now, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    self.peak.fetch_max(now, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    fn release(&self, bytes: usize) {
         self.current.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The memory the machine can give now, in bytes (`usize::MAX` where the platform does not say):
+/// the emulator's default memory budget.
+pub fn available_host_memory() -> usize {
+    let Ok(mut system) = sysinfo::System::new() else { return usize::MAX };
+    system.refresh_memory();
+    match usize::try_from(system.available_memory()) {
+        Ok(0) | Err(_) => usize::MAX,
+        Ok(bytes) => bytes,
     }
 }
 
@@ -117,14 +152,30 @@ pub struct Selection {
 }
 
 impl Backend {
-    /// The CUDA device `ordinal`, with dfgnn's PTX module loaded.
+    /// The CUDA device `ordinal`, with dfgnn's PTX module loaded (no memory budget but the
+    /// driver's own).
     pub fn cuda(ordinal: usize) -> Result<Self> {
-        Ok(Self { inner: Inner::Cuda(cuda::CudaBackend::new(ordinal)?), memory: Arc::default() })
+        let inner = Inner::Cuda(cuda::CudaBackend::new(ordinal)?);
+        Ok(Self { inner, memory: Arc::new(MemoryCounter::new(usize::MAX)) })
     }
 
-    /// The SIMT emulator.
+    /// The SIMT emulator, with the machine's available memory as its memory budget.
     pub fn emulator() -> Self {
-        Self { inner: Inner::Emulator(emulator::EmuBackend::new()), memory: Arc::default() }
+        let inner = Inner::Emulator(emulator::EmuBackend::new());
+        Self { inner, memory: Arc::new(MemoryCounter::new(available_host_memory())) }
+    }
+
+    /// This backend with at most `bytes` of buffers alive at once: an allocation that would pass
+    /// it fails with [`Error::OutOfMemory`] before anything is allocated.
+    pub fn with_memory_budget(self, bytes: usize) -> Self {
+        self.memory.budget.store(bytes, Ordering::Relaxed);
+        self
+    }
+
+    /// The most bytes of buffers this backend lets be alive at once (`usize::MAX`: no budget but
+    /// the driver's).
+    pub fn memory_budget(&self) -> usize {
+        self.memory.budget.load(Ordering::Relaxed)
     }
 
     /// The GPU when one can be used, else the emulator (with the reason). `DFGNN_BACKEND=cuda` or
@@ -171,35 +222,75 @@ impl Backend {
 
     /// Copies `data` into a new device buffer.
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
-        let storage = match &self.inner {
-            Inner::Cuda(c) => Storage::Cuda(c.upload(data)?),
-            Inner::Emulator(_) => Storage::Host(HostVec::from_slice(data)),
-        };
-        Ok(self.track(storage, data.len()))
+        self.new_buffer(data.len(), "uploading", |bytes| match &self.inner {
+            Inner::Cuda(c) => Ok(Storage::Cuda(c.upload(data)?)),
+            Inner::Emulator(_) => {
+                let mut v =
+                    HostVec::filled(data.len(), 0).ok_or_else(|| self.refused(bytes, "uploading", data.len()))?;
+                v.as_mut_slice().copy_from_slice(data);
+                Ok(Storage::Host(v))
+            }
+        })
     }
 
     /// A new device buffer of `len` zeros.
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
-        let storage = match &self.inner {
-            Inner::Cuda(c) => Storage::Cuda(c.zeros(len)?),
-            Inner::Emulator(_) => Storage::Host(HostVec::zeros(len)),
-        };
-        Ok(self.track(storage, len))
+        self.new_buffer(len, "allocating", |bytes| match &self.inner {
+            Inner::Cuda(c) => Ok(Storage::Cuda(c.zeros(len)?)),
+            Inner::Emulator(_) => {
+                HostVec::filled(len, 0).map(Storage::Host).ok_or_else(|| self.refused(bytes, "allocating", len))
+            }
+        })
     }
 
     /// A new device buffer of `len` elements whose values are unspecified: for outputs a kernel
     /// overwrites entirely. The emulator fills it with all-ones bytes (NaN for `f32`), so an
     /// element a kernel fails to write shows in tests.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
-        let storage = match &self.inner {
-            Inner::Cuda(c) => Storage::Cuda(c.alloc(len)?),
+        self.new_buffer(len, "allocating", |bytes| match &self.inner {
+            Inner::Cuda(c) => Ok(Storage::Cuda(c.alloc(len)?)),
             Inner::Emulator(_) => {
-                let mut v = HostVec::zeros(len);
-                v.words.fill(u128::MAX);
-                Storage::Host(v)
+                HostVec::filled(len, u128::MAX).map(Storage::Host).ok_or_else(|| self.refused(bytes, "allocating", len))
             }
-        };
-        Ok(self.track(storage, len))
+        })
+    }
+
+    /// A buffer of `len` elements made by `make` (given its bytes), counted against the budget
+    /// before `make` runs.
+    fn new_buffer<T: Element>(
+        &self,
+        len: usize,
+        doing: &str,
+        make: impl FnOnce(usize) -> Result<Storage<T>>,
+    ) -> Result<Buffer<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::Unsupported {
+            what: format!("{doing} {len} elements of {} bytes: the size overflows", std::mem::size_of::<T>()),
+        })?;
+        if let Err(free) = self.memory.reserve(bytes) {
+            return Err(Error::OutOfMemory {
+                during: format!("{doing} {len} elements"),
+                requested: bytes,
+                free,
+                total: self.memory_budget(),
+            });
+        }
+        match make(bytes) {
+            Ok(storage) => Ok(Buffer { storage, len, bytes, memory: self.memory.clone() }),
+            Err(e) => {
+                self.memory.release(bytes);
+                Err(e)
+            }
+        }
+    }
+
+    /// The error of a host allocation (the emulator's device memory) that the system refused.
+    fn refused(&self, bytes: usize, doing: &str, len: usize) -> Error {
+        Error::OutOfMemory {
+            during: format!("{doing} {len} elements (the system refused the host memory)"),
+            requested: bytes,
+            free: self.memory_budget().saturating_sub(self.memory_in_use()),
+            total: self.memory_budget(),
+        }
     }
 
     /// Fills `buffer` with pseudo-random values uniform in `[low, high)` made on the device from
@@ -221,12 +312,6 @@ impl Backend {
         // SAFETY: the kernel writes each element of the live `buffer` once (grid-stride loop
         // bounded by its length) and reads nothing else.
         unsafe { self.launch(&FILL_UNIFORM, &config, &params) }
-    }
-
-    fn track<T: Element>(&self, storage: Storage<T>, len: usize) -> Buffer<T> {
-        let bytes = len * std::mem::size_of::<T>();
-        self.memory.add(bytes);
-        Buffer { storage, len, bytes, memory: self.memory.clone() }
     }
 
     /// Copies a device buffer back to the host (waits for the work queued before).
@@ -280,8 +365,9 @@ impl Backend {
     /// # Safety
     /// Every slice in `params` must view a live [`Buffer`] of this backend, within its length;
     /// read-only slices ([`GSlice`]) must not overlap writable ones ([`GSliceMut`]); and the kernel
-    /// must be correct for the launch shape (the emulator checks this, the GPU does not).
-    pub(crate) unsafe fn launch<P: LaunchParams>(
+    /// must be correct for the launch shape (the emulator checks this, the GPU does not). The
+    /// kernel must be one of `dfgnn_device`'s (only those are in the PTX module the GPU loads).
+    pub unsafe fn launch<P: LaunchParams>(
         &self,
         kernel: &KernelRef<P>,
         config: &LaunchConfig,
@@ -315,8 +401,9 @@ impl Backend {
     }
 
     /// Runs `work` and returns how long the device took, in milliseconds: CUDA events around it on
-    /// the GPU, the wall clock under the emulator.
-    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
+    /// the GPU, the wall clock under the emulator. `work` may fail with any error that a dfgnn
+    /// [`Error`](crate::Error) converts into.
+    pub fn time<R, E: From<crate::Error>>(&self, work: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
         match &self.inner {
             Inner::Cuda(c) => c.time(work),
             Inner::Emulator(_) => {
@@ -362,15 +449,14 @@ struct HostVec<T: Element> {
 }
 
 impl<T: Element> HostVec<T> {
-    fn zeros(len: usize) -> Self {
-        let bytes = len * std::mem::size_of::<T>();
-        Self { words: vec![0; bytes.div_ceil(16)], len, _t: std::marker::PhantomData }
-    }
-
-    fn from_slice(data: &[T]) -> Self {
-        let mut v = Self::zeros(data.len());
-        v.as_mut_slice().copy_from_slice(data);
-        v
+    /// `len` elements whose 16-byte words are all `word`; `None` when their size overflows or the
+    /// system refuses the memory (never an abort).
+    fn filled(len: usize, word: u128) -> Option<Self> {
+        let words = len.checked_mul(std::mem::size_of::<T>())?.div_ceil(16);
+        let mut v = Vec::new();
+        v.try_reserve_exact(words).ok()?;
+        v.resize(words, word);
+        Some(Self { words: v, len, _t: std::marker::PhantomData })
     }
 
     fn as_slice(&self) -> &[T] {
@@ -430,12 +516,56 @@ impl<T: Element> Buffer<T> {
 
 impl<T: Element> Drop for Buffer<T> {
     fn drop(&mut self) {
-        self.memory.sub(self.bytes);
+        self.memory.release(self.bytes);
     }
 }
 
 impl<T: Element> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buffer").field("len", &self.len).field("elem", &std::any::type_name::<T>()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_emulator_refuses_allocations_past_its_budget_before_allocating() {
+        let backend = Backend::emulator().with_memory_budget(1000);
+        let kept = backend.zeros::<f32>(200).unwrap();
+        assert_eq!(backend.memory_in_use(), 800);
+        for err in [
+            backend.zeros::<f32>(51).unwrap_err(),
+            backend.alloc::<u64>(26).unwrap_err(),
+            backend.upload(&[0.0f32; 51]).unwrap_err(),
+        ] {
+            match err {
+                Error::OutOfMemory { free: 200, total: 1000, requested, .. } => assert!(requested > 200),
+                other => panic!("expected OutOfMemory, got {other}"),
+            }
+        }
+        assert_eq!(backend.memory_in_use(), 800, "a refused allocation counts nothing");
+        let rest = backend.upload(&[1.0f32; 50]).unwrap();
+        assert_eq!(backend.memory_in_use(), 1000);
+        drop((kept, rest));
+        assert_eq!(backend.memory_in_use(), 0);
+        assert_eq!(backend.zeros::<f32>(250).unwrap().len(), 250, "freed memory is free again");
+    }
+
+    #[test]
+    fn sizes_that_overflow_or_that_the_system_refuses_are_errors_not_aborts() {
+        let backend = Backend::emulator();
+        let err = backend.alloc::<u64>(usize::MAX / 4).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { ref what } if what.contains("overflows")), "{err}");
+        // Within the budget but more than the system can give: refused by the host allocator.
+        let err = backend.with_memory_budget(usize::MAX).zeros::<u32>(usize::MAX / 8).unwrap_err();
+        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    }
+
+    #[test]
+    fn the_emulator_budget_defaults_to_the_machines_available_memory() {
+        let budget = Backend::emulator().memory_budget();
+        assert!(budget > 1 << 20 && budget < usize::MAX, "budget {budget}");
     }
 }

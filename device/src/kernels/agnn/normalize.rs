@@ -7,8 +7,10 @@
 //!
 //! # Numerics
 //! f32; the sums of squares and dot products are butterfly warp sums (the same bits in every
-//! lane). Backward: with `n = ‖h‖ ≥ eps`, `dh = dv + (g − hn·(hn·g)) / n` where `g = dq + dk`;
-//! where the clamp is active the norm is the constant eps, so `dh = dv + g / eps`.
+//! lane). Backward: with `n = ‖h‖ ≥ eps`, `dh = dv + (g − hn·(hn·g)) / n` where
+//! `g = β·(dq + dk)` (the attention's query and key gradients come unscaled); where the clamp is
+//! active the norm is the constant eps, so `dh = dv + g / eps`. dβ's share of a node and head is
+//! `hn·dq`, in the same lane order as the other sums.
 
 use crate::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
 use crate::kernel;
@@ -51,7 +53,7 @@ kernel! {
 }
 
 kernel! {
-    /// `dh = dv + (∂hn/∂h)ᵀ (dq + dk)`.
+    /// `dh = dv + (∂hn/∂h)ᵀ β(dq + dk)`, and `d_beta = hn·dq` per node and head.
     pub kernel AGNN_NORMALIZE_BACKWARD = fn agnn_normalize_backward(p: &AgnnNormalizeBackwardParams) {
         let Some(nh) = this_head(p.nodes, p.heads) else { return };
         let feat = p.feat as usize;
@@ -59,20 +61,26 @@ kernel! {
         let lane = simt::lane_id() as usize;
         let norm = p.norm.load(nh);
         let clamped = norm < p.eps;
-        let mut dot = 0.0f32;
+        let (mut dot_q, mut dot_k) = (0.0f32, 0.0f32);
         let mut f = lane;
         while f < feat {
-            dot += p.hn.load(base + f) * (p.dq.load(base + f) + p.dk.load(base + f));
+            let hn = p.hn.load(base + f);
+            dot_q += hn * p.dq.load(base + f);
+            dot_k += hn * p.dk.load(base + f);
             f += WARP_SIZE as usize;
         }
-        let dot = warp_sum(dot);
+        let (dot_q, dot_k) = (warp_sum(dot_q), warp_sum(dot_k));
+        let dot = p.beta * (dot_q + dot_k);
         let inv = 1.0 / norm.max(p.eps);
         let mut f = lane;
         while f < feat {
-            let g = p.dq.load(base + f) + p.dk.load(base + f);
+            let g = p.beta * (p.dq.load(base + f) + p.dk.load(base + f));
             let through_norm = if clamped { g * inv } else { (g - p.hn.load(base + f) * dot) * inv };
             p.dh.store(base + f, p.dv.load(base + f) + through_norm);
             f += WARP_SIZE as usize;
+        }
+        if lane == 0 {
+            p.d_beta.store(nh, dot_q);
         }
     }
 }

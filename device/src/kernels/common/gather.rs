@@ -1,52 +1,64 @@
-//! The gather both row kernels (forward and the backward's row pass) start each step with: one
-//! chunk of a row's edges, per edge group, with its neighbours' keys and values — every load of
-//! the chunk issued before any is used, so they are in flight together.
+//! The gather every fused pass starts each step with: one step of edges per team, with two
+//! vectors of each edge's neighbour (the row passes: key and value of the source; the column
+//! pass: query and output gradient of the destination) — every load of the step issued before
+//! any is used, so they are in flight together.
 
-use crate::kernels::common::lanes::Slot;
+use crate::abi::Slot;
+use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::GSlice;
 
-/// A chunk of `CHUNK` edges of one edge group: whether each is real, and its keys and values.
-pub struct Chunk<V, const SLOTS: usize, const CHUNK: usize> {
-    /// Whether edge `c` of the chunk exists (the row may end inside the chunk).
-    pub valid: [bool; CHUNK],
-    /// `keys[c][s]`: slot `s` of the key of edge `c`'s source (zero where inactive).
-    pub keys: [[V; SLOTS]; CHUNK],
-    /// `values[c][s]`: slot `s` of the value of edge `c`'s source.
-    pub values: [[V; SLOTS]; CHUNK],
+/// One step of `STEP` edges of one team: whether each is real, its neighbour, and the
+/// neighbour's vectors of the two gathered arrays.
+pub struct Step<V, const SLOTS: usize, const STEP: usize> {
+    /// Whether edge `c` of the step exists (the unit may end inside the step).
+    pub valid: [bool; STEP],
+    /// Edge `c`'s neighbour (0 where not valid).
+    pub nodes: [u32; STEP],
+    /// `first[c][s]`: slot `s` of the first array's vector of edge `c`'s neighbour (zero where
+    /// inactive).
+    pub first: [[V; SLOTS]; STEP],
+    /// `second[c][s]`: the same of the second array.
+    pub second: [[V; SLOTS]; STEP],
 }
 
-/// Gathers the chunk starting at edge `base` for edge group `group` of `groups`: edge `c` of the
-/// chunk is `base + c·groups + group`, real when below `end`; `at(node, slot)` is where a node's
-/// features start for a slot, `(node·H + head)·Fv + vector`.
+/// Gathers the step that starts at edge `base` for this lane's team: edge `c` of the step is
+/// [`Lanes::edge`]`(base, c)`, real when below `end`; its neighbour is `neighbours[edge]`. For
+/// each real edge and active slot, `also(c, node, s)` runs right after that slot's vector loads,
+/// so that loads of its own (the column pass's per-row scalars) are in flight with them.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub fn gather<V: Vector, const SLOTS: usize, const CHUNK: usize>(
-    columns: &GSlice<u32>,
-    k: &GSlice<V>,
-    v: &GSlice<V>,
+pub fn gather<V: Vector, const SLOTS: usize, const STEP: usize>(
+    lanes: &Lanes<V>,
+    neighbours: &GSlice<u32>,
+    first: &GSlice<V>,
+    second: &GSlice<V>,
     slots: &[Slot; SLOTS],
-    at: &impl Fn(u32, Slot) -> usize,
     base: u64,
     end: u64,
-    group: u32,
-    groups: u32,
-) -> Chunk<V, SLOTS, CHUNK> {
-    let mut chunk =
-        Chunk { valid: [false; CHUNK], keys: [[V::zero(); SLOTS]; CHUNK], values: [[V::zero(); SLOTS]; CHUNK] };
-    unroll!(CHUNK, |c| {
-        let e = base + (c as u32 * groups + group) as u64;
-        chunk.valid[c] = e < end;
-        if chunk.valid[c] {
-            let col = columns.load(e as usize);
+    mut also: impl FnMut(usize, u32, usize),
+) -> Step<V, SLOTS, STEP> {
+    let mut step = Step {
+        valid: [false; STEP],
+        nodes: [0; STEP],
+        first: [[V::zero(); SLOTS]; STEP],
+        second: [[V::zero(); SLOTS]; STEP],
+    };
+    unroll!(STEP, |c| {
+        let e = lanes.edge(base, c);
+        step.valid[c] = e < end;
+        if step.valid[c] {
+            let node = neighbours.load(e as usize);
+            step.nodes[c] = node;
             unroll!(SLOTS, |s| {
                 if slots[s].active {
-                    chunk.keys[c][s] = k.load(at(col, slots[s]));
-                    chunk.values[c][s] = v.load(at(col, slots[s]));
+                    step.first[c][s] = first.load(lanes.at(node, slots[s]));
+                    step.second[c][s] = second.load(lanes.at(node, slots[s]));
+                    also(c, node, s);
                 }
             });
         }
     });
-    chunk
+    step
 }

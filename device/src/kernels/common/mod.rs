@@ -2,6 +2,7 @@
 
 pub mod gather;
 pub mod lanes;
+pub mod pass;
 pub mod reduce;
 pub mod segment;
 pub mod softmax;

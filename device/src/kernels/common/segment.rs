@@ -9,13 +9,13 @@
 use crate::abi::Units;
 use crate::simt::{self, GSlice, WARP_SIZE};
 
-/// One warp's work: a row (or column) and a range of its edges.
+/// One warp's work: a node (row or column) and a range of its edges.
 #[derive(Clone, Copy)]
 pub struct Work {
     /// The unit's index in its launch.
     pub unit: u32,
-    /// The row (CSR) or column (CSC) the edges belong to.
-    pub row: u32,
+    /// The node whose edges these are: a destination row (CSR) or a source column (CSC).
+    pub node: u32,
     /// First edge (a CSR or CSC slot).
     pub start: u64,
     /// One past the last edge.
@@ -55,11 +55,11 @@ impl WarpUnits {
         let row = if units.unit_rows.is_empty() { unit } else { units.unit_rows.load(unit as usize) };
         let (first, last) = (offsets.load(row as usize), offsets.load(row as usize + 1));
         if units.chunk_edges == 0 {
-            return Some(Work { unit, row, start: first, end: last, split: false, chunk: 0 });
+            return Some(Work { unit, node: row, start: first, end: last, split: false, chunk: 0 });
         }
         let chunk = units.unit_chunks.load(unit as usize);
         let start = first + chunk as u64 * units.chunk_edges as u64;
         let end = (start + units.chunk_edges as u64).min(last);
-        Some(Work { unit, row, start, end, split: true, chunk })
+        Some(Work { unit, node: row, start, end, split: true, chunk })
     }
 }

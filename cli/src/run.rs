@@ -1,47 +1,20 @@
 //! The main job (`dfgnn run`): GT and AGNN, forward and backward, under every schedule, on a
-//! default graph, each checked against the f64 reference with the project's tolerance rule, and
-//! timed.
+//! default graph (see [`crate::data::default_graph`]), each checked against the f64 reference
+//! with the project's tolerance rule, and timed.
 //!
-//! The default graph needs no download: Cora when the Planetoid data is present (`DFGNN_DATA_DIR`,
-//! or `../shared/data` beside the checkout), else a generated power-law graph with super nodes.
 //! On the emulator everything runs once (at a size that finishes in well under a minute); on the
-//! GPU the timings are medians of repeated runs after warm-up.
+//! GPU the timings are medians of repeated runs after warm-up. Before allocating anything, the job
+//! checks what it will need against the memory it may use ([`MemoryNeed`]); while it runs, the
+//! progress bar it is given names each step, and each row is handed over as soon as it is measured.
 
+use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::{
     Dims, Pattern, agnn_backward, agnn_forward, allowed_error, gt_backward, gt_forward, magnitude, max_abs_diff,
 };
+use indicatif::ProgressBar;
 
-use crate::agnn::{Agnn, AgnnConfig};
-use crate::backend::{Backend, BackendKind};
-use crate::error::{Error, Result};
-use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig};
-use crate::plan::{PlanOptions, Schedule};
-
-/// The generated default graph: 2,048 nodes, mean in-degree 8, power law with two super nodes of
-/// in-degree 600.
-pub const DEFAULT_GENERATED_GRAPH: &str = "pl-2K-d8-h2x600";
-
-/// Where the main job's graph came from.
-pub fn default_graph() -> Result<(String, Csr)> {
-    let candidates = [
-        std::env::var_os("DFGNN_DATA_DIR").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("../shared/data")),
-        Some(dfgnn_graphs::planetoid::data_dir()),
-    ];
-    for dir in candidates.into_iter().flatten() {
-        let cora = dir.join("planetoid").join("cora.npz");
-        if cora.exists() {
-            let data = dfgnn_graphs::planetoid::load(&cora)?;
-            return Ok((format!("Cora ({})", cora.display()), data.graph));
-        }
-    }
-    Ok((
-        format!("{DEFAULT_GENERATED_GRAPH} (generated; Cora not found)"),
-        dfgnn_graphs::named::generate(DEFAULT_GENERATED_GRAPH)?,
-    ))
-}
+use crate::error::{CliError, Result};
 
 /// What the main job runs.
 #[derive(Clone, Debug)]
@@ -56,11 +29,59 @@ pub struct RunOptions {
     pub beta: f32,
     /// Seed of the inputs.
     pub seed: u64,
+    /// The most memory the job may use on the host (and, under the emulator, whose device memory
+    /// is host memory, for both together), in bytes.
+    pub max_memory: usize,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { heads: 4, feat: 32, schedules: Schedule::ALL.to_vec(), beta: 1.0, seed: 1 }
+        Self {
+            heads: 4,
+            feat: 32,
+            schedules: Schedule::ALL.to_vec(),
+            beta: 1.0,
+            seed: 1,
+            max_memory: dfgnn::backend::available_host_memory(),
+        }
+    }
+}
+
+/// What the main job allocates, in bytes: an estimate from the sizes alone that errs high (each
+/// term counts every array of its kind alive at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryNeed {
+    /// Inputs, the f64 and f32 references and downloaded results, on the host.
+    pub host: usize,
+    /// Inputs, outputs, gradients, the attention state and the prepared graph, on the device.
+    pub device: usize,
+}
+
+impl MemoryNeed {
+    /// The need of the main job on `graph` with `heads` × `feat`; an error when a size overflows.
+    pub fn of(graph: &Csr, heads: u32, feat: u32) -> Result<Self> {
+        let overflow = || CliError::Usage {
+            what: format!(
+                "{heads} heads x {feat} features on {} x {} nodes: the sizes overflow",
+                graph.num_dst(),
+                graph.num_src()
+            ),
+        };
+        let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
+        let add = |a: usize, b: usize| a.checked_add(b).ok_or_else(overflow);
+        let width = mul(heads as usize, feat as usize)?;
+        // Feature elements of all nodes (destinations and sources), and scores of all edges.
+        let features = mul(add(graph.num_dst(), graph.num_src())?, width)?;
+        let scores = mul(add(graph.nnz(), add(graph.num_dst(), graph.num_src())?)?, heads as usize)?;
+        // Host: f32 inputs (4 B) and up to four f64 copies alive at once (32 B); f64 and f32
+        // references of GT and AGNN (2 x (8 + 4) x 4 arrays = 96 B); downloads (4 B); the
+        // reference's per-edge scores, probabilities and their gradients in f64 and f32 (96 B).
+        let host = add(mul(features, 4 + 32 + 96 + 4)?, mul(scores, 96)?)?;
+        // Device: four f32 inputs, four outputs and gradients, AGNN's normalised copy and its
+        // gradient, scratch (4 B x 12); per-row statistics and per-edge work lists (32 B).
+        let graph_bytes = DeviceGraph::bytes_for(graph.num_dst(), graph.num_src(), graph.nnz()).ok_or_else(overflow)?;
+        let device = add(add(mul(features, 48)?, mul(scores, 32)?)?, graph_bytes)?;
+        Ok(Self { host, device })
     }
 }
 
@@ -96,14 +117,61 @@ fn up(x: &[f32]) -> Vec<f64> {
     x.iter().map(|&a| a as f64).collect()
 }
 
-/// Runs the main job on `graph`; returns the table, or the first failed check.
-pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<RunRow>> {
-    let (warmup, repeats) = if backend.kind() == BackendKind::Cuda { (3, 10) } else { (0, 1) };
-    let dg = DeviceGraph::new(backend, graph)?;
+/// What [`run`] checks before it allocates anything: the graph has edges, and the job's memory
+/// need ([`MemoryNeed`]) fits `options.max_memory`.
+///
+/// # Errors
+/// [`CliError::Usage`] for a graph without edges (there is nothing to check) or sizes that
+/// overflow, [`CliError::HostMemory`] when the job would need more than `options.max_memory`.
+pub fn preflight(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<()> {
     let (h, f) = (options.heads, options.feat);
+    if graph.nnz() == 0 {
+        return Err(CliError::Usage {
+            what: format!(
+                "the graph ({} x {} nodes) has no edges: every attention output would be zero, so the main job \
+                 has nothing to check",
+                graph.num_dst(),
+                graph.num_src()
+            ),
+        });
+    }
+    let need = MemoryNeed::of(graph, h, f)?;
+    let on_host =
+        if backend.kind() == BackendKind::Emulator { need.host.saturating_add(need.device) } else { need.host };
+    if on_host > options.max_memory {
+        return Err(CliError::HostMemory {
+            during: format!("the main job with {h} heads x {f} features on {} nodes", graph.num_dst()),
+            requested: on_host,
+            limit: options.max_memory,
+        });
+    }
+    Ok(())
+}
+
+/// Runs the main job on `graph`, handing each row to `on_row` as soon as it is measured and
+/// showing each step on `progress`; returns the table, or the first error (the rows handed over
+/// before it stay valid).
+///
+/// # Errors
+/// Those of [`preflight`], and the library's (out of device memory among them).
+pub fn run(
+    backend: &Backend,
+    graph: &Csr,
+    options: &RunOptions,
+    progress: &ProgressBar,
+    on_row: &mut dyn FnMut(&RunRow),
+) -> Result<Vec<RunRow>> {
+    preflight(backend, graph, options)?;
+    let (h, f) = (options.heads, options.feat);
+    let (warmup, repeats) = if backend.kind() == BackendKind::Cuda { (3, 10) } else { (0, 1) };
+    progress.set_length((options.schedules.len() * if graph.num_dst() == graph.num_src() { 2 } else { 1 }) as u64);
+    progress.set_message("preparing the graph");
+    let dg = DeviceGraph::new(backend, graph)?;
     let dims = Dims { heads: h as usize, feat: f as usize };
     let pattern = Pattern::new(graph.num_dst(), graph.num_src(), graph.offsets(), graph.columns())?;
-    let (nd, ns) = (graph.num_dst() * (h * f) as usize, graph.num_src() * (h * f) as usize);
+    // MemoryNeed::of checked these products.
+    let (nd, ns) = (graph.num_dst() * (h as usize * f as usize), graph.num_src() * (h as usize * f as usize));
+    progress.set_message("making inputs and the f64 and f32 references");
     let (q, k, v, d_out) = (
         random(nd, options.seed),
         random(ns, options.seed + 1),
@@ -128,7 +196,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
         None
     };
 
-    let time = |work: &dyn Fn() -> Result<()>| -> Result<f64> {
+    let time = |work: &dyn Fn() -> dfgnn::Result<()>| -> Result<f64> {
         let mut samples = Vec::new();
         for i in 0..warmup + repeats {
             let ((), ms) = backend.time(work)?;
@@ -144,6 +212,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
     for &schedule in &options.schedules {
         let plan_options = PlanOptions { schedule, ..Default::default() };
         // GT.
+        progress.set_message(format!("GT under {schedule}"));
         let gt = Gt::new(&dg, &GtConfig { heads: h, feat: f, scale: Some(scale), plan: plan_options.clone() })?;
         let fwd = gt.forward(&bq, &bk, &bv)?;
         let grads = gt.backward(&fwd, &bd)?;
@@ -182,6 +251,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
             let fwd = gt.forward(&bq, &bk, &bv)?;
             gt.backward(&fwd, &bd).map(drop)
         })?;
+        progress.inc(1);
         rows.push(RunRow {
             model: "GT",
             schedule,
@@ -193,7 +263,9 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
         });
 
         // AGNN (square graphs).
+        on_row(&rows[rows.len() - 1]);
         if let Some((ra, rag, na, nag)) = &agnn_ref {
+            progress.set_message(format!("AGNN under {schedule}"));
             let agnn = Agnn::new(&dg, &AgnnConfig { heads: h, feat: f, plan: plan_options })?;
             let fwd = agnn.forward(&bv, options.beta)?;
             let grads = agnn.backward(&fwd, &bd)?;
@@ -223,6 +295,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
                 let fwd = agnn.forward(&bv, options.beta)?;
                 agnn.backward(&fwd, &bd).map(drop)
             })?;
+            progress.inc(1);
             rows.push(RunRow {
                 model: "AGNN",
                 schedule,
@@ -232,6 +305,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
                 error_ratio,
                 worst: worst.to_string(),
             });
+            on_row(&rows[rows.len() - 1]);
         }
     }
     Ok(rows)
@@ -240,7 +314,7 @@ pub fn run(backend: &Backend, graph: &Csr, options: &RunOptions) -> Result<Vec<R
 /// `Ok` when every row passed its check, else the worst failure.
 pub fn verdict(rows: &[RunRow]) -> Result<()> {
     match rows.iter().find(|r| r.error_ratio.is_nan() || r.error_ratio > 1.0) {
-        Some(bad) => Err(Error::CheckFailed {
+        Some(bad) => Err(CliError::CheckFailed {
             what: format!(
                 "{} under {}: {} error is {:.2}x the allowed (2x naive f32 + floor)",
                 bad.model, bad.schedule, bad.worst, bad.error_ratio

@@ -1,4 +1,5 @@
-//! GT forward, `row_group` (DF-GNN's "hyper"): a block owns a group of consecutive rows.
+//! The forward of the `row_group` schedule (DF-GNN's "hyper"): a block owns a group of
+//! consecutive rows.
 //!
 //! # Grid mapping
 //! Block `b` owns rows `group_first[b] .. group_end[b]` and their edges `[e0, e1)`.
@@ -6,10 +7,10 @@
 //!    `stage_first[b] .. + stage_count[b]` into shared memory; every neighbour of the group lies
 //!    there (the host checked), so phases 1 and 3 read them on chip.
 //! 1. Scores, edge-balanced: warp `w` takes a contiguous `1/warps` share of the group's edges
-//!    whatever rows they belong to; its lanes cover all heads of an edge as in [`super::fwd`].
+//!    whatever rows they belong to; its lanes cover all heads of an edge as in [`super::forward`].
 //! 2. Softmax, warp per row: lanes stride over the row's scores (max, sum per head) and turn
 //!    them into probabilities in place; the row's log-sum-exp goes out.
-//! 3. Aggregation, same warp and row: lanes over features, `CHUNK` edges' values in flight.
+//! 3. Aggregation, same warp and row: lanes over features, `STEP` edges' values in flight per team.
 //!
 //! # Shared memory
 //! The group's `[E_group, H]` f32 scores (rounded up to 16 bytes), then, when staging, its
@@ -18,13 +19,15 @@
 //! # Numerics
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling).
 
-use crate::abi::GtGroupParams;
-use crate::kernels::common::lanes::Slot;
+use crate::abi::GroupParams;
+use crate::kernels::attention::Score;
+use crate::kernels::common::lanes::team_sum;
+use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
 use crate::kernels::common::softmax::log_sum_exp;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{self, FULL_MASK, SharedSlice, WARP_SIZE, math};
+use crate::simt::{self, FULL_MASK, GSlice, SharedSlice, WARP_SIZE, math};
 
 /// Where a block reads source rows from: shared memory (staged) or global memory.
 #[derive(Clone, Copy)]
@@ -57,23 +60,30 @@ impl<V: Vector> Sources<V> {
     }
 }
 
-/// The `row_group` forward for one vector type, `SLOTS` vectors per lane, `CHUNK` edges per step.
+/// The `row_group` forward of the model `score` with queries `q`, keys `k` and values `v`.
 #[inline(always)]
-pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGroupParams) {
+pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+    p: &GroupParams,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+) {
     let b = simt::block_idx().x;
     if b >= p.num_groups {
         return;
     }
-    let lane = simt::lane_id();
+    let lanes = Lanes::<V>::new(&p.shape);
+    let lane = lanes.lane;
     let warp = simt::warp_id();
     let warps = simt::block_dim().x / WARP_SIZE;
-    let map = p.shape.lanes;
-    let heads = p.shape.heads;
-    let fv = p.shape.feat / V::WIDTH as u32;
+    let map = lanes.map;
+    let heads = lanes.heads;
+    let fv = lanes.vectors;
     let row_len = (heads * fv) as usize;
     let (r0, r1) = (p.group_first.load(b as usize), p.group_end.load(b as usize));
     let (e0, e1) = (p.offsets.load(r0 as usize), p.offsets.load(r1 as usize));
-    let q = p.q.cast::<V>();
+    let q = q.cast::<V>();
 
     // Shared memory: scores, then the staged keys and values.
     let smem = simt::dynamic_shared();
@@ -86,8 +96,8 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
     let stage_len = if staged { p.stage_count.load(b as usize) as usize * row_len } else { 0 };
     let size = core::mem::size_of::<V>();
     let src = Sources {
-        k: p.k.cast::<V>(),
-        v: p.v.cast::<V>(),
+        k: k.cast::<V>(),
+        v: v.cast::<V>(),
         staged_k: smem.slice::<V>(stage_bytes, stage_len),
         staged_v: smem.slice::<V>(stage_bytes + stage_len * size, stage_len),
         first: if staged { p.stage_first.load(b as usize) } else { 0 },
@@ -107,31 +117,28 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
     }
 
     // Phase 1: scores, each warp a contiguous share of the group's edges.
-    let group = map.edge_group(lane);
-    let groups = map.edge_groups();
     let per_warp = (e1 - e0).div_ceil(warps as u64);
     let (w0, w1) = (e0 + warp as u64 * per_warp, (e0 + (warp as u64 + 1) * per_warp).min(e1));
-    let mut head0 = 0;
-    while head0 < heads {
-        let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+    lanes.each_head_pass(|head0| {
+        let slots = lanes.slots::<SLOTS>(head0);
         let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
         let mut base = w0;
         while base < w1 {
-            let e = base + group as u64;
+            let e = base + lanes.team as u64;
             let valid = e < w1;
-            let mut partial = [0.0f32; SLOTS];
+            let mut query = [V::zero(); SLOTS];
+            let mut key = [V::zero(); SLOTS];
             if valid {
                 let (row, col) = (p.coo_rows.load(e as usize), p.columns.load(e as usize));
                 unroll!(SLOTS, |s| {
                     if slots[s].active {
-                        // Pre-scaled as in the other kernels, so the backward recomputes these
-                        // scores bit for bit.
-                        let qs = q.load(row as usize * row_len + offset(s)).scale(p.scale_log2);
-                        partial[s] = qs.dot(src.key(col, offset(s), row_len));
+                        query[s] = q.load(row as usize * row_len + offset(s));
+                        key[s] = src.key(col, offset(s), row_len);
                     }
                 });
             }
-            map.head_sum(&mut partial);
+            // The other kernels' score arithmetic, so the backward recomputes these bit for bit.
+            let partial = score.score(&map, &score.query(&query), &key);
             if valid {
                 unroll!(SLOTS, |s| {
                     if slots[s].active && slots[s].vector == 0 {
@@ -139,10 +146,9 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
                     }
                 });
             }
-            base += groups as u64;
+            base += lanes.teams as u64;
         }
-        head0 += map.heads_per_pass;
-    }
+    });
     simt::sync_threads();
 
     // Phases 2 and 3: warp per row.
@@ -183,17 +189,16 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
         simt::sync_warp(FULL_MASK);
 
         // Aggregation: lanes over features, all heads.
-        let mut head0 = 0;
-        while head0 < heads {
-            let slots: [Slot; SLOTS] = core::array::from_fn(|s| map.slot(s as u32, lane, head0, heads, fv));
+        lanes.each_head_pass(|head0| {
+            let slots = lanes.slots::<SLOTS>(head0);
             let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
             let mut acc = [V::zero(); SLOTS];
             let mut base = s0;
             while base < s1 {
-                let mut values = [[V::zero(); SLOTS]; CHUNK];
-                let mut weights = [[0.0f32; SLOTS]; CHUNK];
-                unroll!(CHUNK, |c| {
-                    let e = base + (c as u32 * groups + group) as u64;
+                let mut values = [[V::zero(); SLOTS]; STEP];
+                let mut weights = [[0.0f32; SLOTS]; STEP];
+                unroll!(STEP, |c| {
+                    let e = lanes.edge(base, c);
                     if e < s1 {
                         let col = p.columns.load((e0 + e) as usize);
                         unroll!(SLOTS, |s| {
@@ -204,30 +209,22 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const CHUNK: usize>(p: &GtGr
                         });
                     }
                 });
-                unroll!(CHUNK, |c| {
+                unroll!(STEP, |c| {
                     unroll!(SLOTS, |s| {
                         acc[s] = values[c][s].mul_add(weights[c][s], acc[s]);
                     });
                 });
-                base += (CHUNK as u32 * groups) as u64;
+                base += lanes.step_edges(STEP);
             }
-            // Sum the edge groups.
-            let mut offset_lanes = map.edge_width;
-            while offset_lanes < WARP_SIZE {
-                unroll!(SLOTS, |s| {
-                    acc[s] = acc[s].add(acc[s].shfl_xor(offset_lanes));
-                });
-                offset_lanes *= 2;
-            }
-            if group == 0 {
+            team_sum(&map, &mut acc);
+            if lanes.team == 0 {
                 unroll!(SLOTS, |s| {
                     if slots[s].active {
                         p.out.cast::<V>().store(row as usize * row_len + offset(s), acc[s]);
                     }
                 });
             }
-            head0 += map.heads_per_pass;
-        }
+        });
         // The next row's softmax rewrites other scores only; no barrier needed.
         row += warps;
     }

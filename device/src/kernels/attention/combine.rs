@@ -11,14 +11,14 @@
 //! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
 //! `lse = (M + log2 Σ …)·ln 2`. Backward: `out = factor·Σ_u partial_u`.
 
-use crate::abi::GtCombineParams;
+use crate::abi::CombineParams;
 use crate::kernel;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
 use crate::simt::{self, WARP_SIZE, math};
 
 /// This lane's row, feature and range of partials, or `None` past the last row (or feature).
 #[inline(always)]
-fn this_feature(p: &GtCombineParams) -> Option<(usize, usize, usize, usize)> {
+fn this_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
     let width = p.heads as usize * p.feat as usize;
     let slices = width.div_ceil(WARP_SIZE as usize);
     let warps = (simt::block_dim().x / WARP_SIZE) as usize;
@@ -54,7 +54,7 @@ fn sum4(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
 
 kernel! {
     /// Merges the forward partials of each split row into `out` and `lse`.
-    pub kernel GT_FWD_COMBINE = fn gt_fwd_combine(p: &GtCombineParams) {
+    pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
         let Some((row, x, first, last)) = this_feature(p) else { return };
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
@@ -77,7 +77,7 @@ kernel! {
 
 kernel! {
     /// Sums the backward partials of each split row (or column) into `out`, times `factor`.
-    pub kernel GT_SUM_COMBINE = fn gt_sum_combine(p: &GtCombineParams) {
+    pub kernel ATTENTION_SUM_COMBINE = fn attention_sum_combine(p: &CombineParams) {
         let Some((row, x, first, last)) = this_feature(p) else { return };
         let width = p.heads as usize * p.feat as usize;
         let sum = sum4(first, last, |u| p.partial_acc.load(u * width + x));

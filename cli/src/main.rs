@@ -3,15 +3,23 @@
 //! ```text
 //! dfgnn run                 the main job (see README.md)
 //! dfgnn demo                the chain demo: proof-of-chain kernels checked against plain Rust
-//! dfgnn info                which backend runs, and the device's limits
+//! dfgnn info                which backend runs, the device's limits and the memory budget
+//! dfgnn bench gt            GT timings per schedule
 //! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
 //! ```
-//! Every command prints its error and exits non-zero on failure.
+//! Results go to stdout, progress to stderr (shown only on a terminal); every command prints its
+//! error and exits non-zero on failure.
 
 use std::process::ExitCode;
 
+use bytesize::ByteSize;
 use clap::{Parser, Subcommand, ValueEnum};
-use dfgnn::{Backend, Error, Result};
+use dfgnn::Backend;
+use dfgnn_cli::data::{data_dir, default_graph, load_graph};
+use dfgnn_cli::progress;
+use dfgnn_cli::run::RunRow;
+use dfgnn_cli::{CliError, Result};
+use dfgnn_graphs::Csr;
 
 #[derive(Parser)]
 #[command(name = "dfgnn", version, about = "Fused attention GNN kernels on NVIDIA GPUs, with a CPU SIMT emulator")]
@@ -19,6 +27,14 @@ struct Cli {
     /// Which backend runs the kernels.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
     backend: BackendChoice,
+    /// Where data sets are looked for (`planetoid/cora.npz`); default: dfgnn-graphs' data
+    /// directory.
+    #[arg(long, env = "DFGNN_DATA_DIR", global = true)]
+    data_dir: Option<std::path::PathBuf>,
+    /// The most memory dfgnn's buffers and the main job's host arrays may take (e.g. `512MiB`,
+    /// `8GB`); default: the memory available (the emulator), the driver's limit (the GPU).
+    #[arg(long, global = true)]
+    max_memory: Option<ByteSize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,39 +52,21 @@ enum BackendChoice {
 #[derive(Subcommand)]
 enum Command {
     /// The main job: GT and AGNN, forward and backward, under every schedule, on the default
-    /// graph (Cora when ../shared/data is present, else a generated power-law graph with super
-    /// nodes) or a given one, checked against the f64 reference and timed.
-    Run {
-        /// A graph file or generated-graph name instead of the default.
-        #[arg(long)]
-        graph: Option<String>,
-        /// Heads.
-        #[arg(long, default_value_t = 4)]
-        heads: u32,
-        /// Features per head.
-        #[arg(long, default_value_t = 32)]
-        feat: u32,
-        /// Schedules, comma-separated (default: all; `auto` is the scheduler's choice).
-        #[arg(long, value_delimiter = ',')]
-        schedule: Vec<String>,
-        /// AGNN's temperature β.
-        #[arg(long, default_value_t = 1.0)]
-        beta: f32,
-        /// Random seed of the inputs.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
+    /// graph (Cora when the data directory holds it, else a generated power-law graph with super
+    /// nodes) or a given one, checked against the f64 reference and timed. Each row is printed as
+    /// soon as it is measured.
+    Run(RunArgs),
     /// The chain demo: a warp-shuffle row softmax and a block segmented reduction, checked
     /// against plain Rust on random CSR data.
     Demo {
         /// Random seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Size multiplier of the inputs.
-        #[arg(long, default_value_t = 1)]
-        scale: usize,
+        /// Size multiplier of the inputs (1 to 1024).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        scale: u32,
     },
-    /// Shows which backend runs and the device's limits.
+    /// Shows which backend runs, the device's limits and the memory budget.
     Info,
     /// Timing of the attention kernels (median of repeats, CUDA events, after warm-up).
     Bench {
@@ -80,6 +78,28 @@ enum Command {
         #[command(subcommand)]
         command: GraphCommand,
     },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A graph file or generated-graph name instead of the default.
+    #[arg(long)]
+    graph: Option<String>,
+    /// Heads.
+    #[arg(long, default_value_t = 4)]
+    heads: u32,
+    /// Features per head.
+    #[arg(long, default_value_t = 32)]
+    feat: u32,
+    /// Schedules, comma-separated (default: all; `auto` is the scheduler's choice).
+    #[arg(long, value_delimiter = ',')]
+    schedule: Vec<String>,
+    /// AGNN's temperature β.
+    #[arg(long, default_value_t = 1.0)]
+    beta: f32,
+    /// Random seed of the inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Subcommand)]
@@ -104,16 +124,16 @@ struct BenchArgs {
     schedule: Vec<String>,
     /// Untimed runs before timing.
     #[arg(long, default_value_t = 3)]
-    warmup: usize,
+    warmup: u32,
     /// Timed runs (the median is reported).
-    #[arg(long, default_value_t = 10)]
-    repeats: usize,
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: u32,
     /// Time the forward only.
     #[arg(long)]
     forward_only: bool,
     /// Input sets to rotate through.
-    #[arg(long, default_value_t = 2)]
-    input_sets: usize,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    input_sets: u32,
     /// Rows with more edges than this are split (row_split).
     #[arg(long)]
     split_threshold: Option<u64>,
@@ -161,7 +181,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn select_backend(choice: BackendChoice) -> Result<Backend> {
+/// The backend asked for, with the memory budget asked for.
+fn select_backend(choice: BackendChoice, max_memory: Option<usize>) -> Result<Backend> {
     let backend = match choice {
         BackendChoice::Cuda => Backend::cuda(0)?,
         BackendChoice::Emulator => Backend::emulator(),
@@ -173,44 +194,71 @@ fn select_backend(choice: BackendChoice) -> Result<Backend> {
             selection.backend
         }
     };
+    let backend = match max_memory {
+        Some(bytes) => backend.with_memory_budget(bytes),
+        None => backend,
+    };
     println!("backend: {}", backend.description());
     Ok(backend)
 }
 
+/// A graph from a file or a generated name, with a spinner while it loads.
+fn load_with_progress(graph: &str) -> Result<Csr> {
+    let spinner = progress::spinner(format!("loading {graph}"));
+    let result = load_graph(graph);
+    spinner.finish_and_clear();
+    result
+}
+
 fn run(cli: Cli) -> Result<()> {
+    let max_memory = match cli.max_memory {
+        Some(size) => Some(usize::try_from(size.as_u64()).map_err(|_| CliError::Usage {
+            what: format!("--max-memory {size} is more than this machine can address"),
+        })?),
+        None => None,
+    };
     match cli.command {
-        Command::Run { graph, heads, feat, schedule, beta, seed } => {
-            main_job(&select_backend(cli.backend)?, graph.as_deref(), heads, feat, &schedule, beta, seed)
+        Command::Run(args) => {
+            let (name, graph) = match &args.graph {
+                Some(g) => (g.clone(), load_with_progress(g)?),
+                None => {
+                    let spinner = progress::spinner("loading the default graph");
+                    let result = default_graph(&data_dir(cli.data_dir.as_deref()));
+                    spinner.finish_and_clear();
+                    result?
+                }
+            };
+            main_job(&select_backend(cli.backend, max_memory)?, &name, &graph, &args, max_memory)
         }
-        Command::Demo { seed, scale } => demo(&select_backend(cli.backend)?, seed, scale),
+        Command::Demo { seed, scale } => demo(&select_backend(cli.backend, max_memory)?, seed, scale as usize),
         Command::Info => {
-            let backend = select_backend(cli.backend)?;
+            let backend = select_backend(cli.backend, max_memory)?;
             let l = backend.limits();
             println!("device: {} (compute capability {}.{})", l.name, l.compute_capability.0, l.compute_capability.1);
             println!("multiprocessors: {}", l.multiprocessors);
             println!("shared memory per block (opt-in): {} bytes", l.max_shared_per_block);
             println!("L2: {} bytes; memory: {} bytes", l.l2_bytes, l.total_memory);
+            match backend.memory_budget() {
+                usize::MAX => println!("memory budget: the driver's"),
+                bytes => println!("memory budget: {bytes} bytes ({})", ByteSize(bytes as u64)),
+            }
             Ok(())
         }
         Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
-        Command::Bench { command: BenchCommand::Gt(args) } => bench_gt(&select_backend(cli.backend)?, &args),
+        Command::Bench { command: BenchCommand::Gt(args) } => {
+            let graph = load_with_progress(&args.graph)?;
+            bench_gt(&select_backend(cli.backend, max_memory)?, &graph, &args)
+        }
     }
 }
 
-fn main_job(
-    backend: &Backend,
-    graph: Option<&str>,
-    heads: u32,
-    feat: u32,
-    schedules: &[String],
-    beta: f32,
-    seed: u64,
-) -> Result<()> {
-    let (name, graph) = match graph {
-        Some(g) => (g.to_string(), load_graph(g)?),
-        None => dfgnn::run::default_graph()?,
+fn main_job(backend: &Backend, name: &str, graph: &Csr, args: &RunArgs, max_memory: Option<usize>) -> Result<()> {
+    let stats = {
+        let spinner = progress::spinner("graph statistics");
+        let stats = dfgnn_graphs::GraphStats::of(graph);
+        spinner.finish_and_clear();
+        stats
     };
-    let stats = dfgnn_graphs::GraphStats::of(&graph);
     println!(
         "graph: {name}: {} x {} nodes, {} edges, in-degree mean {:.1} max {}",
         graph.num_dst(),
@@ -219,31 +267,51 @@ fn main_job(
         stats.in_degree.mean,
         stats.in_degree.max
     );
-    let mut options = dfgnn::run::RunOptions { heads, feat, beta, seed, ..Default::default() };
-    if !schedules.is_empty() {
-        options.schedules = schedules.iter().map(|s| s.parse()).collect::<Result<Vec<_>>>()?;
+    let mut options = dfgnn_cli::run::RunOptions {
+        heads: args.heads,
+        feat: args.feat,
+        beta: args.beta,
+        seed: args.seed,
+        ..Default::default()
+    };
+    if let Some(bytes) = max_memory {
+        options.max_memory = bytes;
     }
-    println!("features: {heads} heads x {feat}; checks against the f64 reference: error <= 2x naive f32 + floor");
-    let rows = dfgnn::run::run(backend, &graph, &options)?;
-    println!("{:<5} {:<14} {:>10} {:>12} {:>8}  plan", "model", "schedule", "fwd ms", "fwd+bwd ms", "err/tol");
-    for r in &rows {
-        println!(
-            "{:<5} {:<14} {:>10.3} {:>12.3} {:>8.3}  {}",
-            r.model,
-            r.schedule.name(),
-            r.forward_ms,
-            r.forward_backward_ms,
-            r.error_ratio,
-            r.plan
-        );
+    if !args.schedule.is_empty() {
+        options.schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<_>>>()?;
     }
-    dfgnn::run::verdict(&rows)?;
+    dfgnn_cli::run::preflight(backend, graph, &options)?;
+    println!(
+        "features: {} heads x {}; checks against the f64 reference: error <= 2x naive f32 + floor",
+        args.heads, args.feat
+    );
+    let bar = progress::steps("starting");
+    bar.suspend(|| {
+        println!("{:<5} {:<14} {:>10} {:>12} {:>8}  plan", "model", "schedule", "fwd ms", "fwd+bwd ms", "err/tol")
+    });
+    let mut print_row = |r: &RunRow| {
+        bar.suspend(|| {
+            println!(
+                "{:<5} {:<14} {:>10.3} {:>12.3} {:>8.3}  {}",
+                r.model,
+                r.schedule.name(),
+                r.forward_ms,
+                r.forward_backward_ms,
+                r.error_ratio,
+                r.plan
+            )
+        })
+    };
+    let rows = dfgnn_cli::run::run(backend, graph, &options, &bar, &mut print_row);
+    bar.finish_and_clear();
+    let rows = rows?;
+    dfgnn_cli::run::verdict(&rows)?;
     println!("all {} checks passed on {}", rows.len(), backend.kind());
     Ok(())
 }
 
 fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
-    let (reports, ms) = backend.time(|| dfgnn::demo::check_chain(backend, seed, scale))?;
+    let (reports, ms) = backend.time(|| dfgnn_cli::demo::check_chain(backend, seed, scale))?;
     println!(
         "{:<20} {:>7} {:>8} {:>14} {:>14} {:>14}",
         "input", "rows", "values", "softmax err", "naive f32 err", "segsum rel err"
@@ -258,17 +326,16 @@ fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
     Ok(())
 }
 
-fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
-    let graph = load_graph(&args.graph)?;
-    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<Result<Vec<dfgnn::Schedule>>>()?;
-    let options = dfgnn::bench::BenchOptions {
+fn bench_gt(backend: &Backend, graph: &Csr, args: &BenchArgs) -> Result<()> {
+    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<dfgnn::Schedule>>>()?;
+    let options = dfgnn_cli::bench::BenchOptions {
         heads: args.heads,
         feat: args.feat,
         schedules,
-        warmup: args.warmup,
-        repeats: args.repeats,
+        warmup: args.warmup as usize,
+        repeats: args.repeats as usize,
         backward: !args.forward_only,
-        input_sets: args.input_sets,
+        input_sets: args.input_sets as usize,
         seed: 1,
         plan: dfgnn::PlanOptions {
             split_threshold: args.split_threshold,
@@ -286,34 +353,16 @@ fn bench_gt(backend: &Backend, args: &BenchArgs) -> Result<()> {
         "bench gt: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
         args.graph, args.heads, args.feat, args.warmup, args.repeats
     );
-    let report = dfgnn::bench::bench_gt(backend, &graph, &options)?;
+    let bar = progress::steps("starting");
+    let report = dfgnn_cli::bench::bench_gt(backend, graph, &options, &bar);
+    bar.finish_and_clear();
+    let report = report?;
     print!("{report}");
     Ok(())
 }
 
-/// A graph from a file, or generated by name.
-fn load_graph(graph: &str) -> Result<dfgnn_graphs::Csr> {
-    let path = std::path::Path::new(graph);
-    if path.exists() {
-        return Ok(dfgnn_graphs::format::read_path(path)?);
-    }
-    dfgnn_graphs::named::generate(graph)
-        .map_err(|e| Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {e}") })
-}
-
 fn graph_stats(graph: &str) -> Result<()> {
-    let path = std::path::Path::new(graph);
-    let g = if path.exists() {
-        dfgnn_graphs::format::read_path(path)?
-    } else {
-        dfgnn_graphs::named::generate(graph).map_err(|e| match e {
-            dfgnn_graphs::GraphError::Io { .. } => Error::Io {
-                path: graph.to_string(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            },
-            other => Error::Unsupported { what: format!("`{graph}` is neither a file nor a graph name: {other}") },
-        })?
-    };
+    let g = load_with_progress(graph)?;
     println!("{graph}");
     print!("{}", dfgnn_graphs::GraphStats::of(&g));
     Ok(())

@@ -3,17 +3,16 @@
 //! warm-up, achieved bandwidth against two byte models and against a device copy measured in the
 //! same run, and peak device memory. Benchmarks, never tests: nothing here asserts a speed.
 //!
-//! Byte models (`../shared/notes/peers.md` §2): **compulsory** counts every array once (perfect
-//! reuse of gathered rows); **gather-worst** counts, per edge, the neighbour's full rows read from
-//! memory. The real traffic lies between them.
+//! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
+//! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
+//! lies between them.
 
 use dfgnn_graphs::Csr;
 
-use crate::backend::{Backend, Buffer};
-use crate::error::Result;
-use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig};
-use crate::plan::{PlanOptions, Schedule};
+use dfgnn::{Backend, Buffer, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use indicatif::ProgressBar;
+
+use crate::error::{CliError, Result};
 
 /// Bytes a pass must move, by the two models.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,14 +144,30 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, warmup: usize, repeats: u
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
-/// Times GT on `graph` under each schedule of `options`.
-pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Result<BenchReport> {
+/// Times GT on `graph` under each schedule of `options`, showing each case on `progress`.
+pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress: &ProgressBar) -> Result<BenchReport> {
+    if options.repeats == 0 {
+        return Err(CliError::Usage { what: "bench: at least one timed run (--repeats 1)".to_string() });
+    }
+    progress.set_length(options.schedules.len() as u64);
+    progress.set_message("preparing the graph");
     let dg = DeviceGraph::new(backend, graph)?;
     let (h, f) = (options.heads, options.feat);
-    let width = h as usize * f as usize;
     let sets = options.input_sets.max(1);
+    let overflow = || CliError::Usage {
+        what: format!(
+            "bench: {h} heads x {f} features x {sets} input sets on {} nodes: the sizes overflow",
+            dg.num_dst()
+        ),
+    };
+    let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
+    let width = mul(h as usize, f as usize)?;
+    // Bytes of one input set (q, d_out per destination; k, v per source) and of the outputs.
+    let set_bytes = mul(mul(width, 4)?, dg.num_dst().checked_add(dg.num_src()).ok_or_else(overflow)?)?;
+    let set_bytes = mul(set_bytes, 2)?;
+    progress.set_message("making inputs");
     let make = |nodes: usize, seed: u64| -> Result<Buffer<f32>> {
-        let mut b = backend.alloc::<f32>(nodes * width)?;
+        let mut b = backend.alloc::<f32>(mul(nodes, width)?)?;
         backend.fill_uniform(&mut b, seed, -1.0, 1.0)?;
         Ok(b)
     };
@@ -166,11 +181,16 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Resul
             make(dg.num_dst(), seed + 3)?,
         ));
     }
-    let copy_bytes = (256usize << 20).min(4 * width * dg.num_src().max(1)).max(1 << 20);
+    let copy_bytes = (256usize << 20).min(width.saturating_mul(4 * dg.num_src().max(1))).max(1 << 20);
+    progress.set_message("measuring the device copy bandwidth");
     let copy_bytes_per_s = copy_bandwidth(backend, copy_bytes, options.warmup, options.repeats)?;
-    let base_bytes = 4 * width * (4 * dg.num_dst() + 4 * dg.num_src()) + dg.device_bytes();
+    // Inputs and outputs of forward and backward (two input sets' worth), and the graph.
+    let base_bytes = mul(set_bytes, 2)?.checked_add(dg.device_bytes()).ok_or_else(overflow)?;
+    // The other input sets are alive only for the rotation; they are not the schedule's.
+    let extra_sets = mul(sets - 1, set_bytes)?;
     let mut rows = Vec::new();
     for &schedule in &options.schedules {
+        progress.set_message(format!("timing {schedule}"));
         let config =
             GtConfig { heads: h, feat: f, scale: None, plan: PlanOptions { schedule, ..options.plan.clone() } };
         let gt = match Gt::new(&dg, &config) {
@@ -184,6 +204,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Resul
                     peak_bytes: 0,
                     error: Some(e.to_string()),
                 });
+                progress.inc(1);
                 continue;
             }
         };
@@ -214,8 +235,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions) -> Resul
         } else {
             None
         };
-        // The other input sets are alive only for the rotation; they are not the schedule's.
-        let extra_sets = (sets - 1) * 4 * width * (2 * dg.num_dst() + 2 * dg.num_src());
+        progress.inc(1);
         rows.push(BenchRow {
             requested: schedule,
             plan: plan_line,

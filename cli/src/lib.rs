@@ -1,0 +1,13 @@
+//! The commands of the `dfgnn` tool, as a library so that tests can call them: the main job
+//! ([`run`]), GT timing ([`bench`]), the chain demo ([`demo`]), where graphs come from
+//! ([`data`]) and progress on stderr ([`progress`]). The binary (`src/main.rs`) parses arguments
+//! and prints.
+
+pub mod bench;
+pub mod data;
+pub mod demo;
+mod error;
+pub mod progress;
+pub mod run;
+
+pub use error::{CliError, Result};

@@ -1,0 +1,112 @@
+//! The `dfgnn` binary as a user runs it: bad sizes and inputs are clear errors with a non-zero
+//! exit (never an abort or a panic), allocations past the memory budget are refused before they
+//! happen, the main job prints each row as it is measured, and progress never reaches a pipe.
+
+use std::process::{Command, Output};
+
+/// Runs `dfgnn` on the emulator with `args`; stdout and stderr are pipes (not terminals).
+fn dfgnn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dfgnn"))
+        .args(["--backend", "emulator"])
+        .args(args)
+        .env_remove("DFGNN_BACKEND")
+        .output()
+        .expect("the dfgnn binary runs")
+}
+
+/// Asserts that the command failed cleanly (exit code 1, one error line naming `needle`) and
+/// returns its stdout.
+fn fails_with(args: &[&str], needle: &str) -> String {
+    let out = dfgnn(args);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{args:?}: exit status {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(stderr.starts_with("dfgnn: error: "), "{args:?}: stderr:\n{stderr}");
+    assert!(stderr.contains(needle), "{args:?}: expected `{needle}` in:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    stdout.into_owned()
+}
+
+#[test]
+fn billions_of_heads_are_a_clear_error_before_any_allocation() {
+    // Once an abort asking for 882 GB (release) or an overflow panic (debug).
+    fails_with(&["run", "--graph", "er-1K-d8", "--heads", "4000000000", "--feat", "32"], "out of host memory");
+    fails_with(&["run", "--graph", "er-1K-d8", "--heads", "4000000000", "--feat", "4000000000"], "overflow");
+    fails_with(
+        &["bench", "gt", "--graph", "er-1K-d8", "--heads", "4000000000", "--feat", "32"],
+        "out of device memory",
+    );
+}
+
+#[test]
+fn wide_features_on_the_emulator_are_out_of_memory_errors() {
+    // Once an abort on a 1.6 GB allocation; the main job's host arrays and the emulator's device
+    // buffers are both checked against the budget.
+    let wide = ["--graph", "er-1K-d8", "--feat", "100000", "--max-memory", "1GiB"];
+    fails_with(&[&["run"], &wide[..]].concat(), "out of host memory");
+    fails_with(&[&["bench", "gt"], &wide[..]].concat(), "out of device memory");
+}
+
+#[test]
+fn a_graph_past_the_device_budget_is_refused_while_preparing_it() {
+    fails_with(&["bench", "gt", "--graph", "er-1K-d8", "--max-memory", "100KiB"], "preparing a graph");
+}
+
+#[test]
+fn an_empty_graph_is_a_clear_error_for_the_main_job() {
+    let dir = std::env::temp_dir().join(format!("dfgnn-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let out = dfgnn(&["run", "--graph", empty.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no edges") || stderr.contains("empty"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("checks passed"));
+}
+
+#[test]
+fn bad_counts_are_usage_errors() {
+    for args in
+        [&["bench", "gt", "--repeats", "0"][..], &["demo", "--scale", "0"], &["demo", "--scale", "1000000000000"]]
+    {
+        let out = dfgnn(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: clap's usage error");
+    }
+}
+
+#[test]
+fn the_main_job_prints_rows_as_it_goes_and_keeps_them_when_a_later_schedule_fails() {
+    // F = 2000: edge_parallel takes any F; row_tiled (fused) cannot hold it and refuses.
+    let stdout = fails_with(
+        &[
+            "run",
+            "--graph",
+            "corner-random_97",
+            "--heads",
+            "1",
+            "--feat",
+            "2000",
+            "--schedule",
+            "edge_parallel,row_tiled",
+        ],
+        "row_tiled",
+    );
+    assert!(stdout.contains("GT    edge_parallel"), "{stdout}");
+    assert!(stdout.contains("AGNN  edge_parallel"), "{stdout}");
+    assert!(!stdout.contains("checks passed"), "{stdout}");
+}
+
+#[test]
+fn the_main_job_passes_and_shows_no_progress_on_a_pipe() {
+    let out = dfgnn(&["run", "--graph", "er-1K-d8", "--schedule", "auto"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("all 2 checks passed on emulator"), "{stdout}");
+    assert_eq!(stderr, "", "progress belongs on terminals only");
+}

@@ -1,0 +1,184 @@
+//! Parameters every fused attention pass shares, whatever the model's score: the edges a launch
+//! covers ([`PassEdges`]), where a forward writes ([`ForwardOut`]), what the backward's row and
+//! column passes read and write ([`RowGrads`], [`ColumnGrads`]), and the combine steps of split
+//! rows ([`CombineParams`]). A model's parameter struct (e.g. [`super::GtFwdParams`]) holds these
+//! plus its own inputs.
+//!
+//! Shapes: `N_dst` destination rows, `N_src` source nodes, `E` edges, `H` heads, `F` features per
+//! head, `U` units of a launch; features `[N, H, F]` row-major, per-node scalars `[N, H]`.
+
+use super::LaunchParams;
+use super::lanes::LaneMap;
+use crate::simt::{GSlice, GSliceMut};
+
+/// Which rows (or columns) a launch covers, and how: one warp per unit.
+///
+/// Whole-row mode (`chunk_edges == 0`): unit `u` is row `unit_rows[u]` (or row `u` when
+/// `unit_rows` is empty), and results go straight to the outputs. Split mode (`chunk_edges > 0`):
+/// unit `u` covers edges `[offsets[r] + c·chunk_edges, …)` of row `r = unit_rows[u]`, chunk
+/// `c = unit_chunks[u]`, and writes a partial result at index `u` for a combine kernel to merge.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Units {
+    /// `[U]` the row of each unit; empty for "unit u is row u".
+    pub unit_rows: GSlice<u32>,
+    /// `[U]` the chunk of each unit (split mode); empty otherwise.
+    pub unit_chunks: GSlice<u32>,
+    /// Number of units `U`.
+    pub num_units: u32,
+    /// Edges per chunk in split mode; 0 for whole rows.
+    pub chunk_edges: u32,
+    /// Units per block (at least the warps per block): block `b` takes units
+    /// `[b·units_per_block, (b+1)·units_per_block)`, its warps in turn.
+    pub units_per_block: u32,
+}
+
+/// The feature shape and lane mapping of a launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FeatureShape {
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// How the lanes of a warp cover the heads and features of an edge.
+    pub lanes: LaneMap,
+}
+
+/// The edges a row pass (over the CSR) or a column pass (over the CSC) covers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PassEdges {
+    /// `[N + 1]` offsets: CSR offsets (rows = destinations) or CSC offsets (columns = sources).
+    pub offsets: GSlice<u64>,
+    /// `[E]` each slot's neighbour: the source node (CSR) or the destination row (CSC).
+    pub neighbours: GSlice<u32>,
+    /// The work of this launch.
+    pub units: Units,
+    /// Heads, features, lane mapping.
+    pub shape: FeatureShape,
+}
+
+/// Where a fused forward writes: whole rows straight to the outputs, chunks of split rows to
+/// partials for [`CombineParams`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ForwardOut {
+    /// `[N_dst, H, F]` output (whole-row mode).
+    pub out: GSliceMut<f32>,
+    /// `[N_dst, H]` natural log-sum-exp of each row's scores, −∞ for an empty row (whole-row mode).
+    pub lse: GSliceMut<f32>,
+    /// `[N_dst, H, 2]` what the backward recomputes α from: the maximum score (base-2 units)
+    /// and the reciprocal of the sum the output was normalised by (whole-row mode).
+    pub stats: GSliceMut<f32>,
+    /// `[U, H, F]` unnormalised partial outputs (split mode).
+    pub partial_acc: GSliceMut<f32>,
+    /// `[U, H, 2]` partial (max in base-2 units, sum of 2^(s − max)) (split mode).
+    pub partial_ml: GSliceMut<f32>,
+}
+
+/// What the backward's row pass reads of the forward and writes, whatever the model: `D = dO·o`
+/// per row and head, and the gradient of the row's own input (GT: dq).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RowGrads {
+    /// `[N_dst, H, F]` forward output.
+    pub out: GSlice<f32>,
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum) per row and head.
+    pub stats: GSlice<f32>,
+    /// `[N_dst, H, F]` gradient of the output.
+    pub d_out: GSlice<f32>,
+    /// `[N_dst, H]` D = dO·o per row and head (written by whole rows and by chunk 0 of split rows).
+    pub delta: GSliceMut<f32>,
+    /// `[N_dst, H, F]` gradient of the row's input (whole-row mode).
+    pub d_row: GSliceMut<f32>,
+    /// `[U, H, F]` partial gradient of the row's input, before the final scale (split mode).
+    pub partial: GSliceMut<f32>,
+}
+
+/// What the backward's column pass reads and writes, whatever the model: the gradients of a
+/// source node's key (the score's input) and value (the aggregated features).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnGrads {
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum) per row and head.
+    pub stats: GSlice<f32>,
+    /// `[N_dst, H]` D = dO·o from the row pass.
+    pub delta: GSlice<f32>,
+    /// `[N_dst, H, F]` gradient of the output.
+    pub d_out: GSlice<f32>,
+    /// `[N_src, H, F]` gradient of the keys (whole-column mode).
+    pub d_key: GSliceMut<f32>,
+    /// `[N_src, H, F]` gradient of the values (whole-column mode).
+    pub d_value: GSliceMut<f32>,
+    /// `[U, H, F]` partial key gradient, before the final scale (split mode).
+    pub partial_d_key: GSliceMut<f32>,
+    /// `[U, H, F]` partial value gradient (split mode).
+    pub partial_d_value: GSliceMut<f32>,
+}
+
+/// `attention_fwd_combine` / `attention_sum_combine`: merge the partial results of split rows
+/// (forward: online-softmax states into `out`, `lse`, `stats`; backward: sums times `factor`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CombineParams {
+    /// `[R]` the split rows.
+    pub rows: GSlice<u32>,
+    /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
+    pub first_unit: GSlice<u32>,
+    /// `[U, H, F]` partial accumulators (forward) or partial gradients (backward).
+    pub partial_acc: GSlice<f32>,
+    /// `[U, H, 2]` partial (max, sum) (forward only; empty for a sum).
+    pub partial_ml: GSlice<f32>,
+    /// `[N, H, F]` the merged result.
+    pub out: GSliceMut<f32>,
+    /// `[N, H]` merged log-sum-exp (forward only; empty for a sum).
+    pub lse: GSliceMut<f32>,
+    /// `[N, H, 2]` merged (max, 1/sum) for the backward (forward only; empty for a sum).
+    pub stats: GSliceMut<f32>,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// Number of split rows `R`.
+    pub num_rows: u32,
+    /// Factor applied to a summed result (backward: the gradient scale for query and key
+    /// gradients, 1 for value gradients).
+    pub factor: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for CombineParams {}
+const _: () = assert!(core::mem::size_of::<CombineParams>() == 128);
+
+/// The `row_group` forward's part of a model's parameters (DF-GNN's "hyper" schedule): a block
+/// owns a group of consecutive rows; its scores live in shared memory; optionally the groups'
+/// source rows of keys and values are staged in shared memory first (batches of small graphs
+/// reuse each source row ~degree times).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GroupParams {
+    /// `[N_dst + 1]` CSR offsets.
+    pub offsets: GSlice<u64>,
+    /// `[E]` CSR columns.
+    pub columns: GSlice<u32>,
+    /// `[E]` the row of every edge.
+    pub coo_rows: GSlice<u32>,
+    /// `[G]` first row of each block's group.
+    pub group_first: GSlice<u32>,
+    /// `[G]` one past the last row of each block's group.
+    pub group_end: GSlice<u32>,
+    /// `[G]` first staged source node of each group; empty when nothing is staged.
+    pub stage_first: GSlice<u32>,
+    /// `[G]` staged source nodes of each group.
+    pub stage_count: GSlice<u32>,
+    /// Heads, features, lane mapping.
+    pub shape: FeatureShape,
+    /// `[N_dst, H, F]` output.
+    pub out: GSliceMut<f32>,
+    /// `[N_dst, H]` log-sum-exp.
+    pub lse: GSliceMut<f32>,
+    /// `[N_dst, H, 2]` (max score in base-2 units, 1/sum) for the backward.
+    pub stats: GSliceMut<f32>,
+    /// Number of groups `G` (= blocks).
+    pub num_groups: u32,
+}

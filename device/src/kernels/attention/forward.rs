@@ -1,0 +1,110 @@
+//! The fused forward: per destination row, SDDMM → online softmax → SpMM in registers, all heads
+//! of an edge together, no per-edge intermediate in memory.
+//!
+//! # Grid mapping
+//! One warp per unit (`block.x` a multiple of 32): a whole row, or a chunk of a split row (see
+//! [`crate::abi::Units`]). The warp's lanes cover all heads' features of an edge as the
+//! [`LaneMap`](crate::abi::LaneMap) says, `SLOTS` vectors per lane; when an edge needs fewer than
+//! 32 lanes, the warp's teams take different edges. Per step each team gathers `STEP` edges' keys
+//! and values (all in flight together), scores them, updates the online softmax once per step,
+//! and accumulates.
+//!
+//! # Shared memory
+//! None.
+//!
+//! # Numerics
+//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Whole rows write
+//! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
+//! for the backward `(m, 1/l)` (the backward recomputes the scores with the same arithmetic, so
+//! the largest weight comes back as exactly `1/l`); chunks of split rows write the unnormalised
+//! `(m, l, acc)` for [`super::combine`].
+
+use crate::abi::{ForwardOut, PassEdges};
+use crate::kernels::attention::Score;
+use crate::kernels::common::gather::{Step, gather};
+use crate::kernels::common::lanes::team_merge;
+use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::segment;
+use crate::kernels::common::softmax::{log_sum_exp, rescale_factor, weight};
+use crate::kernels::common::unroll::unroll;
+use crate::kernels::common::vector::Vector;
+use crate::simt::{GSlice, math};
+
+/// The forward over `edges` (a CSR pass) of the model `score` with queries `q`, keys `k` and
+/// values `v`, results to `dst`.
+#[inline(always)]
+pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    dst: &ForwardOut,
+) {
+    let mut units = segment::warp_units(&edges.units);
+    while let Some(work) = units.next(&edges.offsets, &edges.units) {
+        let lanes = Lanes::<V>::new(&edges.shape);
+        let (q, k, v) = (q.cast::<V>(), k.cast::<V>(), v.cast::<V>());
+        lanes.each_head_pass(|head0| {
+            let slots = lanes.slots::<SLOTS>(head0);
+            // Prologue: this row's query operand.
+            let query = score.query(&lanes.load(&q, work.node, &slots));
+            let mut m = [f32::NEG_INFINITY; SLOTS];
+            let mut l = [0.0f32; SLOTS];
+            let mut acc = [V::zero(); SLOTS];
+
+            // Main loop over steps of STEP edges per team (uniform trip count across the warp).
+            let mut base = work.start;
+            while base < work.end {
+                let Step { valid, first: keys, second: values, .. } =
+                    gather::<V, SLOTS, STEP>(&lanes, &edges.neighbours, &k, &v, &slots, base, work.end, |_, _, _| {});
+                let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
+                unroll!(STEP, |c| {
+                    let s = score.score(&lanes.map, &query, &keys[c]);
+                    if valid[c] {
+                        scores[c] = s;
+                    }
+                });
+                unroll!(SLOTS, |s| {
+                    let mut step_max = m[s];
+                    for row in &scores {
+                        step_max = step_max.max(row[s]);
+                    }
+                    let r = rescale_factor(m[s], step_max);
+                    l[s] *= r;
+                    acc[s] = acc[s].scale(r);
+                    m[s] = step_max;
+                });
+                unroll!(STEP, |c| {
+                    unroll!(SLOTS, |s| {
+                        let w = weight(scores[c][s], m[s]);
+                        l[s] += w;
+                        acc[s] = values[c][s].mul_add(w, acc[s]);
+                    });
+                });
+                base += lanes.step_edges(STEP);
+            }
+            team_merge(&lanes.map, &mut m, &mut l, &mut acc);
+
+            // Epilogue: normalised output and lse, or the partial state of a chunk.
+            if work.split {
+                lanes.store(&dst.partial_acc, work.unit, &slots, &acc, 1.0);
+                lanes.each_head_leader(&slots, |s, slot| {
+                    let at = lanes.scalar(work.unit, slot);
+                    dst.partial_ml.store(2 * at, m[s]);
+                    dst.partial_ml.store(2 * at + 1, l[s]);
+                });
+            } else {
+                let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
+                let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
+                lanes.store(&dst.out, work.node, &slots, &out, 1.0);
+                lanes.each_head_leader(&slots, |s, slot| {
+                    let at = lanes.scalar(work.node, slot);
+                    dst.lse.store(at, log_sum_exp(m[s], l[s]));
+                    dst.stats.store(2 * at, m[s]);
+                    dst.stats.store(2 * at + 1, inv[s]);
+                });
+            }
+        });
+    }
+}

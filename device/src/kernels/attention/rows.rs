@@ -1,0 +1,90 @@
+//! The backward's row pass: `D_i = dO_i·o_i` and the gradient of the row's query,
+//! `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`), with α recomputed from the forward's
+//! `(m, 1/l)`. No float atomics: each row's sum is one warp's, in edge order.
+//!
+//! # Grid mapping
+//! As the forward ([`super::forward`]): one warp per unit (a row or a chunk of a split row), all
+//! heads of an edge together, `STEP` edges' keys and values in flight per team.
+//!
+//! # Shared memory
+//! None.
+//!
+//! # Numerics
+//! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
+//! the forward's weights to the last bit of the exponent; `ds = α·(dO·v − D)`. Whole rows write
+//! the gradient times [`Score::grad_scale`] and `D`; chunks of split rows write unscaled partial
+//! sums (summed by [`super::combine`]); chunk 0 writes `D`.
+
+use crate::abi::{PassEdges, RowGrads};
+use crate::kernels::attention::Score;
+use crate::kernels::common::gather::{Step, gather};
+use crate::kernels::common::lanes::{head_sum, team_sum};
+use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::segment;
+use crate::kernels::common::unroll::unroll;
+use crate::kernels::common::vector::Vector;
+use crate::simt::{F2, GSlice, math};
+
+/// The row pass over `edges` (a CSR pass) of the model `score` with the forward's inputs.
+#[inline(always)]
+pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    grads: &RowGrads,
+) {
+    let mut units = segment::warp_units(&edges.units);
+    while let Some(work) = units.next(&edges.offsets, &edges.units) {
+        let lanes = Lanes::<V>::new(&edges.shape);
+        let (q, k, v) = (q.cast::<V>(), k.cast::<V>(), v.cast::<V>());
+        let (out, d_out) = (grads.out.cast::<V>(), grads.d_out.cast::<V>());
+        let stats = grads.stats.cast::<F2>();
+        lanes.each_head_pass(|head0| {
+            let slots = lanes.slots::<SLOTS>(head0);
+            // Prologue: q, dO and D = dO·o of this row, and the forward's (max, 1/sum).
+            let qi = lanes.load(&q, work.node, &slots);
+            let doi = lanes.load(&d_out, work.node, &slots);
+            let oi = lanes.load(&out, work.node, &slots);
+            let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
+            head_sum(&lanes.map, &mut delta);
+            let ml: [F2; SLOTS] = core::array::from_fn(|s| {
+                if slots[s].active { stats.load(lanes.scalar(work.node, slots[s])) } else { F2([0.0; 2]) }
+            });
+            let query = score.query(&qi);
+            if work.chunk == 0 {
+                lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
+            }
+            let mut d_row = [V::zero(); SLOTS];
+
+            // Main loop over steps of STEP edges per team.
+            let mut base = work.start;
+            while base < work.end {
+                let Step { valid, first: keys, second: values, .. } =
+                    gather::<V, SLOTS, STEP>(&lanes, &edges.neighbours, &k, &v, &slots, base, work.end, |_, _, _| {});
+                unroll!(STEP, |c| {
+                    let s2 = score.score(&lanes.map, &query, &keys[c]);
+                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
+                    head_sum(&lanes.map, &mut dov);
+                    if valid[c] {
+                        unroll!(SLOTS, |s| {
+                            let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
+                            let ds = alpha * (dov[s] - delta[s]);
+                            d_row[s] = score.d_query(d_row[s], qi[s], keys[c][s], ds);
+                        });
+                    }
+                });
+                base += lanes.step_edges(STEP);
+            }
+            team_sum(&lanes.map, &mut d_row);
+
+            // Epilogue.
+            if work.split {
+                lanes.store(&grads.partial, work.unit, &slots, &d_row, 1.0);
+            } else {
+                lanes.store(&grads.d_row, work.node, &slots, &d_row, score.grad_scale());
+            }
+        });
+    }
+}
