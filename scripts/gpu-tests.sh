@@ -30,7 +30,7 @@ build)
   args=()
   for t in "${targets[@]}"; do args+=(--test "$t"); done
   json=$(cargo test --workspace --release --no-run --message-format=json "${args[@]}")
-  mapfile -t built < <(grep -o '"executable":"[^"]*"' <<<"$json" | cut -d'"' -f4)
+  mapfile -t built < <(grep '"kind":\["test"\]' <<<"$json" | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
   [[ ${#built[@]} -gt 0 ]] || { echo "gpu-tests: cargo built no test binaries" >&2; exit 1; }
   rm -rf "$dir"
   mkdir -p "$dir"
