@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn the_emulator_star_exceeds_the_default_split_threshold() {
-        assert!(Budget::EMULATOR.star_leaves as u64 > dfgnn::plan::DEFAULT_SPLIT_THRESHOLD);
+        assert!(Budget::EMULATOR.star_leaves as u64 > dfgnn::plan::MAX_SPLIT_THRESHOLD);
         let g = star(5);
         assert_eq!((g.num_dst(), g.nnz(), g.degree(0)), (6, 10, 5));
     }
