@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds the dfgnn wheel (maturin, stable Rust), installs it into a
+# virtual environment with torch and PyG, and runs pytest over python/tests (CPU tensors, on the
+# SIMT emulator).
+#
+#   scripts/python-tests.sh [pytest arguments...]
+#
+# DFGNN_PY_VENV: the environment (default ~/.cache/dfgnn/venv-py; made, then reused). A fresh one
+# downloads about 3 GB (torch's PyPI wheel brings its CUDA libraries) through uv.
+# DFGNN_PY_OFFLINE=1: install nothing but the wheel (the GPU machine: torch and PyG preinstalled
+# in the current python3, no network); the environment is then python3's own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+wheels=target/python-wheels
+if [ "${DFGNN_PY_OFFLINE:-0}" = 1 ]; then
+  python=python3
+  python3 -m pip install --quiet --force-reinstall --no-deps --no-index "$wheels"/dfgnn-*.whl
+else
+  venv=${DFGNN_PY_VENV:-$HOME/.cache/dfgnn/venv-py}
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  python=$venv/bin/python
+  "$python" -m pip install --quiet --disable-pip-version-check uv
+  "$venv/bin/uv" pip install --quiet --python "$python" \
+    "torch==2.11.*" "torch-geometric==2.8.0.post1" "pytest>=8" "maturin==1.16.*"
+  rm -rf "$wheels"
+  "$venv/bin/maturin" build --release --manifest-path python/Cargo.toml --out "$wheels"
+  "$venv/bin/uv" pip install --quiet --python "$python" --reinstall --no-deps "$wheels"/dfgnn-*.whl
+fi
+# From the repository root, so that `import dfgnn` is the installed wheel, not python/dfgnn.
+"$python" -c "import dfgnn, torch; print('dfgnn from', dfgnn.__file__, '| torch', torch.__version__)"
+exec "$python" -m pytest -p no:cacheprovider python/tests "$@"
