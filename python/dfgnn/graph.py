@@ -131,7 +131,11 @@ def _prepare(edge_index: Tensor, sizes: tuple[int, int], add_self_loops: bool) -
     num_edges = edge_index.shape[1]
     if num_edges > MAX_INDEX:
         raise ValueError(f"{num_edges} edges: dfgnn takes at most {MAX_INDEX}")
-    edges = edge_index.as_subclass(Tensor).to(torch.int64)
+    if callable(getattr(edge_index, "as_tensor", None)):  # PyG's EdgeIndex wraps a plain tensor
+        edge_index = edge_index.as_tensor()
+    if type(edge_index) is not Tensor:
+        raise TypeError(f"edge_index of type {type(edge_index).__name__}: pass a plain torch.Tensor")
+    edges = edge_index.to(torch.int64)
     src, dst = edges[0], edges[1]
     for name, index, count in (("source", src, num_src), ("destination", dst, num_dst)):
         if num_edges > 0 and (int(index.min()) < 0 or int(index.max()) >= count):

@@ -12,6 +12,7 @@ import warnings
 
 import torch
 from torch import Tensor, nn
+from torch_geometric.nn import MessagePassing
 from torch_geometric.nn import conv as pyg
 
 from .graph import Graph
@@ -20,6 +21,14 @@ from .ops import agnn_attention, gt_attention
 __all__ = ["TransformerConv", "AGNNConv", "convert"]
 
 _FALLBACKS = ("warn", "error", "silent")
+
+
+def _generic_propagate(self, edge_index, size=None, **kwargs):
+    """PyG's generic ``propagate``, for the fallback path. PyG compiles a ``propagate`` per class
+    from the ``propagate(...)`` call in the class's ``forward``; dfgnn's ``forward`` has none, and
+    a ``propagate`` in the class's own namespace keeps PyG from compiling one that takes the wrong
+    arguments."""
+    return MessagePassing.propagate(self, edge_index, size=size, **kwargs)
 
 
 class _Fused:
@@ -58,6 +67,8 @@ class TransformerConv(_Fused, pyg.TransformerConv):
     attention dropout in training, ``return_attention_weights``, sparse adjacencies.
     """
 
+    propagate = _generic_propagate
+
     def __init__(self, *args, fallback: str = "warn", **kwargs):
         super().__init__(*args, **kwargs)
         self._set_fallback(fallback)
@@ -95,6 +106,8 @@ class TransformerConv(_Fused, pyg.TransformerConv):
 class AGNNConv(_Fused, pyg.AGNNConv):
     """PyG's :class:`~torch_geometric.nn.conv.AGNNConv` with dfgnn's AGNN attention (β learnt or
     fixed, self loops added or not). PyG's path: sparse adjacencies."""
+
+    propagate = _generic_propagate
 
     def __init__(self, *args, fallback: str = "warn", **kwargs):
         super().__init__(*args, **kwargs)

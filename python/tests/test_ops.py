@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -25,7 +27,7 @@ def test_gt_forward_and_backward_match_the_f64_reference(graph_case, shape):
     scale = 1 / math.sqrt(shape[1])
     results = {}
     for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
-        q, k, v = (x.to(dtype).requires_grad_() for x in (q64, k64, v64))
+        q, k, v = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64))
         if kind == "fused":
             out = gt_attention(q, k, v, graph)
         else:
@@ -45,7 +47,7 @@ def test_agnn_forward_and_backward_match_the_f64_reference(graph_case, shape):
     d_out = _inputs(10, shape, num_src)[0]
     results = {}
     for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
-        h = h64.to(dtype).requires_grad_()
+        h = h64.to(dtype).detach().clone().requires_grad_()
         beta = torch.tensor([0.7], dtype=dtype, requires_grad=True)
         out = agnn_attention(h, graph, beta) if kind == "fused" else agnn_reference(h, beta, edge_index)
         out.backward(d_out.to(dtype))
@@ -180,3 +182,18 @@ def test_torch_compile_fullgraph_matches_eager():
     assert torch.equal(eager_loss, compiled_loss)
     for a, b in zip(eager_grads, compiled_grads):
         assert torch.equal(a, b)
+
+
+def test_importing_touches_no_cuda():
+    code = "import torch, dfgnn, dfgnn.nn; assert not torch.cuda.is_initialized(), 'CUDA initialised'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: CUDA tensors not tested")
+def test_cuda_tensors_are_refused_clearly_for_now():
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]], device="cuda"), num_nodes=2)
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
+    q = torch.randn(2, 1, 4, device="cuda")
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        gt_attention(q, q, q, graph)
