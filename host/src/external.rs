@@ -2,7 +2,7 @@
 //!
 //! The Python package (`python/`) hands dfgnn the addresses of its tensors (`data_ptr()`, after
 //! checking dtype, device, contiguity and 16-byte alignment) and gets the results written into
-//! tensors it allocated. Inputs are read in place ([`Backend::borrow_external`]), so under the
+//! tensors it allocated. Inputs are read in place ([`crate::Backend::borrow_external`]), so under the
 //! emulator a CPU tensor is never copied on the way in. Each op still plans on every call and
 //! allocates its outputs and workspaces on the backend, then copies the outputs into the caller's
 //! memory; the backward runs the forward again for the softmax statistics it needs (the forward's
