@@ -7,8 +7,9 @@
 #
 # DFGNN_PY_VENV: the environment (default ~/.cache/dfgnn/venv-py; made, then reused). A fresh one
 # downloads about 3 GB (torch's PyPI wheel brings its CUDA libraries) through uv.
-# DFGNN_PY_OFFLINE=1: install nothing but the wheel (the GPU machine: torch and PyG preinstalled
-# in the current python3, no network); the environment is then python3's own.
+# DFGNN_PY_OFFLINE=1: build nothing and download nothing (the GPU machine: torch and PyG
+# preinstalled in python3, no network): install the wheel already in target/python-wheels (and
+# pytest from target/python-wheels/deps if python3 lacks it) into python3's own environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,15 +17,20 @@ wheels=target/python-wheels
 if [ "${DFGNN_PY_OFFLINE:-0}" = 1 ]; then
   python=python3
   python3 -m pip install --quiet --force-reinstall --no-deps --no-index "$wheels"/dfgnn-*.whl
+  # pytest, from wheels carried in target/python-wheels/deps when the machine lacks it.
+  python3 -c "import pytest" 2>/dev/null || python3 -m pip install --quiet --no-index --find-links "$wheels/deps" pytest
 else
   venv=${DFGNN_PY_VENV:-$HOME/.cache/dfgnn/venv-py}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   python=$venv/bin/python
   "$python" -m pip install --quiet --disable-pip-version-check uv
   "$venv/bin/uv" pip install --quiet --python "$python" \
-    "torch==2.11.*" "torch-geometric==2.8.0.post1" "pytest>=8" "maturin==1.16.*"
+    "torch==2.11.*" "torch-geometric==2.8.0.post1" "pytest>=8" "maturin==1.16.*" "ziglang==0.13.*"
   rm -rf "$wheels"
-  "$venv/bin/maturin" build --release --manifest-path python/Cargo.toml --out "$wheels"
+  # zig links against glibc 2.28, so the wheel's manylinux_2_28 tag is honest (maturin finds zig
+  # through the environment's python, hence the PATH).
+  PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --release --zig --compatibility manylinux_2_28 \
+    --manifest-path python/Cargo.toml --out "$wheels"
   "$venv/bin/uv" pip install --quiet --python "$python" --reinstall --no-deps "$wheels"/dfgnn-*.whl
 fi
 # From the repository root, so that `import dfgnn` is the installed wheel, not python/dfgnn.
