@@ -40,57 +40,60 @@ impl GtConfig {
     }
 }
 
-/// The work lists of one pass, on the device.
+/// The work list of one pass, on the device: its units (long whole rows, then the chunks of
+/// split rows, then the other whole rows) and what the combine step needs of the split rows.
 struct DeviceRows {
-    whole: Option<Buffer<u32>>,
-    whole_count: usize,
+    unit_rows: Option<Buffer<u32>>,
+    unit_chunks: Option<Buffer<u32>>,
+    num_units: usize,
+    split_first: usize,
     split: Option<DeviceSplit>,
 }
 
+/// The split rows of a pass: which they are and where each one's partials start.
 struct DeviceSplit {
     rows: Buffer<u32>,
     first_unit: Buffer<u32>,
-    unit_rows: Buffer<u32>,
-    unit_chunks: Buffer<u32>,
     units: usize,
     chunk_edges: u32,
 }
 
 impl DeviceRows {
-    fn upload(backend: &Backend, rows: &RowPlan) -> Result<Self> {
-        let whole = rows.whole.as_ref().map(|w| backend.upload(w)).transpose()?;
-        let split = match &rows.split {
-            None => None,
-            Some(s) => Some(DeviceSplit {
+    /// Uploads the work of `rows`; without `whole`, only the chunks of split rows (the
+    /// `row_group` forward, whose groups take the whole rows).
+    fn upload(backend: &Backend, rows: &RowPlan, whole: bool) -> Result<Self> {
+        let (lead, rest): (&[u32], &[u32]) = match (&rows.whole, whole) {
+            (Some(w), true) => w.split_at(rows.lead.min(w.len())),
+            _ => (&[], &[]),
+        };
+        let whole_count = if whole { rows.whole_count } else { 0 };
+        let Some(s) = &rows.split else {
+            let unit_rows = rows.whole.as_ref().filter(|_| whole).map(|w| backend.upload(w)).transpose()?;
+            return Ok(Self { unit_rows, unit_chunks: None, num_units: whole_count, split_first: 0, split: None });
+        };
+        let list: Vec<u32> = lead.iter().chain(&s.unit_rows).chain(rest).copied().collect();
+        Ok(Self {
+            unit_rows: Some(backend.upload(&list)?),
+            unit_chunks: Some(backend.upload(&s.unit_chunks)?),
+            num_units: list.len(),
+            split_first: lead.len(),
+            split: Some(DeviceSplit {
                 rows: backend.upload(&s.rows)?,
                 first_unit: backend.upload(&s.first_unit)?,
-                unit_rows: backend.upload(&s.unit_rows)?,
-                unit_chunks: backend.upload(&s.unit_chunks)?,
                 units: s.units(),
                 chunk_edges: s.chunk_edges,
             }),
-        };
-        Ok(Self { whole, whole_count: rows.whole_count, split })
+        })
     }
 
-    fn whole_units(&self, units_per_block: u32) -> Units {
-        Units {
-            unit_rows: self.whole.as_ref().map_or(GSlice::empty(), Buffer::view),
-            unit_chunks: GSlice::empty(),
-            num_units: self.whole_count as u32,
-            chunk_edges: 0,
-            units_per_block,
-        }
-    }
-}
-
-impl DeviceSplit {
     fn units(&self, units_per_block: u32) -> Units {
         Units {
-            unit_rows: self.unit_rows.view(),
-            unit_chunks: self.unit_chunks.view(),
-            num_units: self.units as u32,
-            chunk_edges: self.chunk_edges,
+            unit_rows: self.unit_rows.as_ref().map_or(GSlice::empty(), Buffer::view),
+            unit_chunks: self.unit_chunks.as_ref().map_or(GSlice::empty(), Buffer::view),
+            num_units: self.num_units as u32,
+            split_first: self.split_first as u32,
+            split_count: self.split.as_ref().map_or(0, |s| s.units as u32),
+            chunk_edges: self.split.as_ref().map_or(0, |s| s.chunk_edges),
             units_per_block,
         }
     }
@@ -115,6 +118,11 @@ impl DevicePass {
     fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
         FeatureShape { heads, feat, lanes: self.plan.layout.map }
     }
+}
+
+/// A view of partial buffer `i`, or an empty one when the pass splits nothing.
+fn partial_view(partials: &mut [Buffer<f32>], i: usize) -> GSliceMut<f32> {
+    partials.get_mut(i).map_or(GSliceMut::empty(), Buffer::view_mut)
 }
 
 /// Launches `units_per_block` units per block (each taken by one warp).
@@ -196,17 +204,15 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
         let limits = graph.backend().limits();
-        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits.max_shared_per_block, &config.plan)?;
+        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
         let backend = graph.backend();
-        let pass = |p: &PassPlan| -> Result<DevicePass> {
-            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows)? })
+        let pass = |p: &PassPlan, whole: bool| -> Result<DevicePass> {
+            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows, whole)? })
         };
         let fused = plan.schedule.is_fused();
-        let mut forward = plan.forward.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
-        if let (Some(f), Some(_)) = (&mut forward, &plan.groups) {
-            // row_group: the groups take every row that is not split.
-            f.rows.whole_count = 0;
-        }
+        // row_group: the groups take every row that is not split.
+        let whole = plan.groups.is_none();
+        let forward = plan.forward.as_ref().ok().filter(|_| fused).map(|p| pass(p, whole)).transpose()?;
         let groups = match &plan.groups {
             Some(g) => Some(DeviceGroups {
                 plan: g.clone(),
@@ -217,8 +223,8 @@ impl<'g, 'b> Gt<'g, 'b> {
             }),
             None => None,
         };
-        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
-        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
+        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
         let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
         if !scale.is_finite() {
             return Err(Error::Unsupported { what: format!("score scale {scale}") });
@@ -258,32 +264,38 @@ impl<'g, 'b> Gt<'g, 'b> {
         PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
     }
 
-    /// Runs one fused pass: a launch over the whole rows (`params` gets no partials), then, when
-    /// the plan splits rows, a launch over their chunks writing one block of `partial_widths[i]`
-    /// floats per unit into partial buffer `i`, and `combine` to merge those into the outputs.
+    /// Runs one fused pass: one launch over all its units, whole rows writing the outputs and
+    /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
+    /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
+    /// merge the partials into the outputs.
     fn run_pass<P: LaunchParams>(
         &self,
         pass: &DevicePass,
         kernel: &KernelRef<P>,
         partial_widths: &[usize],
-        params: impl Fn(Units, &mut [Buffer<f32>]) -> P,
+        params: impl FnOnce(Units, &mut [Buffer<f32>]) -> P,
         combine: impl FnOnce(&DeviceSplit, &[Buffer<f32>]) -> Result<()>,
     ) -> Result<()> {
         let backend = self.graph.backend();
-        let (threads, warps) = (pass.plan.block_threads, pass.plan.block_threads / WARP_SIZE);
-        let whole = params(pass.rows.whole_units(pass.plan.units_per_block), &mut []);
+        let rows = &pass.rows;
+        let mut partials = match &rows.split {
+            Some(split) => {
+                partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?
+            }
+            None => Vec::new(),
+        };
+        let params = params(rows.units(pass.plan.units_per_block), &mut partials);
         // SAFETY: every slice of the parameters views a live buffer of this backend with the
         // length the kernel indexes by (shapes checked by the caller, the graph's offsets
-        // validated when prepared); inputs are read-only and distinct from the outputs; one warp
-        // per unit.
-        unsafe { launch_warps(backend, kernel, pass.rows.whole_count, threads, pass.plan.units_per_block, &whole)? };
-        let Some(split) = &pass.rows.split else { return Ok(()) };
-        let mut partials =
-            partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?;
-        let chunks = params(split.units(warps), &mut partials);
-        // SAFETY: as above; each partial buffer holds one block of its width per unit.
-        unsafe { launch_warps(backend, kernel, split.units, threads, warps, &chunks)? };
-        combine(split, &partials)
+        // validated when prepared, each partial buffer one block of its width per chunk unit);
+        // inputs are read-only and distinct from the outputs; one warp per unit.
+        unsafe {
+            launch_warps(backend, kernel, rows.num_units, pass.plan.block_threads, pass.plan.units_per_block, &params)?
+        };
+        match &rows.split {
+            Some(split) => combine(split, &partials),
+            None => Ok(()),
+        }
     }
 
     /// `out = softmax(c·q·kᵀ over the edges)·v`, plus the log-sum-exp the backward needs.
@@ -359,21 +371,12 @@ impl<'g, 'b> Gt<'g, 'b> {
             &variant.forward,
             &[heads as usize * feat as usize, heads as usize * 2],
             |units, partials| {
-                let dst = match partials {
-                    [acc, ml] => ForwardOut {
-                        out: GSliceMut::empty(),
-                        lse: GSliceMut::empty(),
-                        stats: GSliceMut::empty(),
-                        partial_acc: acc.view_mut(),
-                        partial_ml: ml.view_mut(),
-                    },
-                    _ => ForwardOut {
-                        out: out_v,
-                        lse: lse_v,
-                        stats: stats_v,
-                        partial_acc: GSliceMut::empty(),
-                        partial_ml: GSliceMut::empty(),
-                    },
+                let dst = ForwardOut {
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    partial_acc: partial_view(partials, 0),
+                    partial_ml: partial_view(partials, 1),
                 };
                 GtFwdParams { edges: self.edges(pass, Side::Rows, units), q, k, v, dst, scale_log2 }
             },
@@ -445,8 +448,8 @@ impl<'g, 'b> Gt<'g, 'b> {
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
                     delta: delta_v,
-                    d_row: if partials.is_empty() { dq_v } else { GSliceMut::empty() },
-                    partial: partials.first_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    d_row: dq_v,
+                    partial: partial_view(partials, 0),
                 },
                 scale_log2,
                 grad_scale,
@@ -462,28 +465,22 @@ impl<'g, 'b> Gt<'g, 'b> {
             cols_pass,
             &cols_kernel,
             &[width, width],
-            |units, partials| {
-                let (d_key, d_value, partial_d_key, partial_d_value) = match partials {
-                    [pk, pv] => (GSliceMut::empty(), GSliceMut::empty(), pk.view_mut(), pv.view_mut()),
-                    _ => (dk_v, dv_v, GSliceMut::empty(), GSliceMut::empty()),
-                };
-                GtBwdColsParams {
-                    edges: self.edges(cols_pass, Side::Columns, units),
-                    q: fwd.q,
-                    k: fwd.k,
-                    v: fwd.v,
-                    grads: ColumnGrads {
-                        stats: fwd.stats.view(),
-                        delta: delta.view(),
-                        d_out: d_out.view(),
-                        d_key,
-                        d_value,
-                        partial_d_key,
-                        partial_d_value,
-                    },
-                    scale_log2,
-                    grad_scale,
-                }
+            |units, partials| GtBwdColsParams {
+                edges: self.edges(cols_pass, Side::Columns, units),
+                q: fwd.q,
+                k: fwd.k,
+                v: fwd.v,
+                grads: ColumnGrads {
+                    stats: fwd.stats.view(),
+                    delta: delta.view(),
+                    d_out: d_out.view(),
+                    d_key: dk_v,
+                    d_value: dv_v,
+                    partial_d_key: partial_view(partials, 0),
+                    partial_d_value: partial_view(partials, 1),
+                },
+                scale_log2,
+                grad_scale,
             },
             |split, partials| {
                 self.sum_partials(split, cols_pass, &partials[0], dk_v, grad_scale)?;

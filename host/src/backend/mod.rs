@@ -412,8 +412,8 @@ impl Backend {
         match &self.inner {
             // SAFETY: forwarded contract.
             Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },
-            // SAFETY: forwarded contract; emulator buffers are host memory.
             Inner::Emulator(_) => {
+                // SAFETY: forwarded contract; emulator buffers are host memory.
                 unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }.map(|_| ()).map_err(Into::into)
             }
         }
@@ -536,8 +536,8 @@ impl<T: Element> Buffer<T> {
         match &self.storage {
             Storage::Host(v) => Ok(v.as_slice()),
             Storage::External { on: BackendKind::Emulator, .. } if self.len == 0 => Ok(&[]),
-            // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr`.
             Storage::External { addr, on: BackendKind::Emulator } => {
+                // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr`.
                 Ok(unsafe { std::slice::from_raw_parts(*addr as usize as *const T, self.len) })
             }
             _ => Err(foreign_buffer()),
@@ -549,9 +549,9 @@ impl<T: Element> Buffer<T> {
         match &mut self.storage {
             Storage::Host(v) => Ok(v.as_mut_slice()),
             Storage::External { on: BackendKind::Emulator, .. } if self.len == 0 => Ok(&mut []),
-            // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr` that
-            // no one else writes; `&mut self` makes this the only view through the buffer.
             Storage::External { addr, on: BackendKind::Emulator } => {
+                // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr` that
+                // no one else writes; `&mut self` makes this the only view through the buffer.
                 Ok(unsafe { std::slice::from_raw_parts_mut(*addr as usize as *mut T, self.len) })
             }
             _ => Err(foreign_buffer()),

@@ -81,7 +81,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
 
             // Epilogue.
             if work.split {
-                lanes.store(&grads.partial, work.unit, &slots, &d_row, 1.0);
+                lanes.store(&grads.partial, work.partial, &slots, &d_row, 1.0);
             } else {
                 lanes.store(&grads.d_row, work.node, &slots, &d_row, score.grad_scale());
             }
