@@ -8,17 +8,23 @@
 # DFGNN_PY_VENV: the environment (default ~/.cache/dfgnn/venv-py; made, then reused). A fresh one
 # downloads about 3 GB (torch's PyPI wheel brings its CUDA libraries) through uv.
 # DFGNN_PY_OFFLINE=1: build nothing and download nothing (the GPU machine: torch and PyG
-# preinstalled in python3, no network): install the wheel already in target/python-wheels (and
-# pytest from target/python-wheels/deps if python3 lacks it) into python3's own environment.
+# preinstalled in python3, no network): use the wheel already in target/python-wheels (and
+# pytest from target/python-wheels/deps if python3 lacks it), installed into a temporary folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 wheels=target/python-wheels
 if [ "${DFGNN_PY_OFFLINE:-0}" = 1 ]; then
   python=python3
-  python3 -m pip install --quiet --force-reinstall --no-deps --no-index "$wheels"/dfgnn-*.whl
-  # pytest, from wheels carried in target/python-wheels/deps when the machine lacks it.
-  python3 -c "import pytest" 2>/dev/null || python3 -m pip install --quiet --no-index --find-links "$wheels/deps" pytest
+  # Into a folder of its own on PYTHONPATH: python3's environment stays as it is.
+  site=${TMPDIR:-/tmp}/dfgnn-python-site
+  rm -rf "$site"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-index --target "$site" "$wheels"/dfgnn-*.whl
+  # pytest, from wheels carried in target/python-wheels/deps when python3 lacks it.
+  if ! python3 -c "import pytest" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-index --find-links "$wheels/deps" --target "$site" pytest
+  fi
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 else
   venv=${DFGNN_PY_VENV:-$HOME/.cache/dfgnn/venv-py}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
