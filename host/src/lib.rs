@@ -15,6 +15,7 @@ pub mod agnn;
 pub mod backend;
 mod baseline;
 mod error;
+mod fused;
 pub mod graph;
 pub mod gt;
 pub mod plan;
