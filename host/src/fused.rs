@@ -177,13 +177,21 @@ impl<'g, 'b> Fused<'g, 'b> {
     /// # Safety
     /// As [`Backend::launch`]: `params` views live buffers of the shapes the kernel indexes by;
     /// the groups are these work lists.
-    pub(crate) unsafe fn launch_groups<P: LaunchParams>(&self, groups: &DeviceGroups, kernel: &KernelRef<P>, params: &P) -> Result<()> {
+    pub(crate) unsafe fn launch_groups<P: LaunchParams>(
+        &self,
+        groups: &DeviceGroups,
+        kernel: &KernelRef<P>,
+        params: &P,
+    ) -> Result<()> {
         let gp = &groups.plan;
         if gp.first.is_empty() {
             return Ok(());
         }
-        let config =
-            LaunchConfig { grid: Dim3::x(gp.first.len() as u32), block: Dim3::x(gp.block_threads), shared_bytes: gp.shared_bytes };
+        let config = LaunchConfig {
+            grid: Dim3::x(gp.first.len() as u32),
+            block: Dim3::x(gp.block_threads),
+            shared_bytes: gp.shared_bytes,
+        };
         // SAFETY: forwarded contract; the shared memory holds the largest group's scores and
         // staged rows (the planner sized it), and every neighbour of a staged group lies in its
         // staged range (the planner took the range from the rows' columns).
@@ -300,4 +308,5 @@ impl<'g, 'b> Fused<'g, 'b> {
         // SAFETY: `first_unit` indexes `partial`, which holds one [H, feat] block per unit of the
         // split rows, written by the launch before; `out` is [N, H, feat] and distinct from it.
         unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, &params) }
-    }}
+    }
+}

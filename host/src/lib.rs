@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
 //! | graph | [`graph`] | a graph prepared once on a backend |
-//! | ops | [`gt`], [`agnn`] | fused attention forward and backward, planned by [`plan`] |
+//! | ops | [`gt`], [`agnn`], [`gat`] | fused attention forward and backward, planned by [`plan`] |
 //!
 //! | on the CPU | on the device |
 //! |---|---|
@@ -16,6 +16,7 @@ pub mod backend;
 mod baseline;
 mod error;
 mod fused;
+pub mod gat;
 pub mod graph;
 pub mod gt;
 pub mod plan;
@@ -23,6 +24,7 @@ pub mod plan;
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
 pub use error::{Error, Result};
+pub use gat::{Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
 pub use plan::{Plan, PlanOptions, Schedule};

@@ -44,7 +44,12 @@ struct Sources<V: Vector, A> {
 
 impl<V: Vector, A: Copy> Sources<V, A> {
     #[inline(always)]
-    fn key<K: Operand<V, SLOTS, Array = A>, const SLOTS: usize>(&self, lanes: &Lanes<V>, node: u32, slots: &[Slot; SLOTS]) -> K {
+    fn key<K: Operand<V, SLOTS, Array = A>, const SLOTS: usize>(
+        &self,
+        lanes: &Lanes<V>,
+        node: u32,
+        slots: &[Slot; SLOTS],
+    ) -> K {
         K::load_group(lanes, &self.k, self.staged.then_some((&self.staged_k, self.first)), node, slots)
     }
 

@@ -39,12 +39,8 @@ pub fn gather<V: Vector, K: Operand<V, SLOTS>, const SLOTS: usize, const STEP: u
     end: u64,
     mut also: impl FnMut(usize, u32, usize),
 ) -> Step<V, K, SLOTS, STEP> {
-    let mut step = Step {
-        valid: [false; STEP],
-        nodes: [0; STEP],
-        first: [K::zero(); STEP],
-        second: [[V::zero(); SLOTS]; STEP],
-    };
+    let mut step =
+        Step { valid: [false; STEP], nodes: [0; STEP], first: [K::zero(); STEP], second: [[V::zero(); SLOTS]; STEP] };
     unroll!(STEP, |c| {
         let e = lanes.edge(base, c);
         step.valid[c] = e < end;
