@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use bytesize::ByteSize;
 use clap::{Parser, Subcommand, ValueEnum};
 use dfgnn::Backend;
-use dfgnn_cli::data::{data_dir, default_graph, load_graph};
+use dfgnn_cli::data::{LoadOptions, data_dir, default_graph, load_graph};
 use dfgnn_cli::progress;
 use dfgnn_cli::run::RunRow;
 use dfgnn_cli::{CliError, Result};
@@ -35,6 +35,13 @@ struct Cli {
     /// `8GB`); default: the memory available (the emulator), the driver's limit (the GPU).
     #[arg(long, global = true)]
     max_memory: Option<ByteSize>,
+    /// Compact node ids to those the edges use (for edge lists whose ids are far above their
+    /// node count); the original ids are written to `--ids-out`.
+    #[arg(long, global = true)]
+    relabel: bool,
+    /// Where `--relabel` writes the original ids (default: `<file name>.ids.tsv` here).
+    #[arg(long, global = true)]
+    ids_out: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -203,9 +210,9 @@ fn select_backend(choice: BackendChoice, max_memory: Option<usize>) -> Result<Ba
 }
 
 /// A graph from a file or a generated name, with a spinner while it loads.
-fn load_with_progress(graph: &str) -> Result<Csr> {
+fn load_with_progress(graph: &str, options: &LoadOptions) -> Result<Csr> {
     let spinner = progress::spinner(format!("loading {graph}"));
-    let result = load_graph(graph);
+    let result = load_graph(graph, options);
     spinner.finish_and_clear();
     result
 }
@@ -217,10 +224,12 @@ fn run(cli: Cli) -> Result<()> {
         })?),
         None => None,
     };
+    let load =
+        LoadOptions { max_bytes: max_memory.map(|b| b as u64), relabel: cli.relabel, ids_out: cli.ids_out.clone() };
     match cli.command {
         Command::Run(args) => {
             let (name, graph) = match &args.graph {
-                Some(g) => (g.clone(), load_with_progress(g)?),
+                Some(g) => (g.clone(), load_with_progress(g, &load)?),
                 None => {
                     let spinner = progress::spinner("loading the default graph");
                     let result = default_graph(&data_dir(cli.data_dir.as_deref()));
@@ -244,9 +253,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph),
+        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph, &load),
         Command::Bench { command: BenchCommand::Gt(args) } => {
-            let graph = load_with_progress(&args.graph)?;
+            let graph = load_with_progress(&args.graph, &load)?;
             bench_gt(&select_backend(cli.backend, max_memory)?, &graph, &args)
         }
     }
@@ -361,8 +370,8 @@ fn bench_gt(backend: &Backend, graph: &Csr, args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn graph_stats(graph: &str) -> Result<()> {
-    let g = load_with_progress(graph)?;
+fn graph_stats(graph: &str, load: &LoadOptions) -> Result<()> {
+    let g = load_with_progress(graph, load)?;
     println!("{graph}");
     print!("{}", dfgnn_graphs::GraphStats::of(&g));
     Ok(())

@@ -110,3 +110,32 @@ fn the_main_job_passes_and_shows_no_progress_on_a_pipe() {
     assert!(stdout.contains("all 2 checks passed on emulator"), "{stdout}");
     assert_eq!(stderr, "", "progress belongs on terminals only");
 }
+
+#[test]
+fn a_missing_file_says_no_such_file_first() {
+    let out = fails_with(&["graph", "stats", "/nonexistent/graph.mtx"], "no such file");
+    assert!(out.is_empty());
+    let out = dfgnn(&["graph", "stats", "/nonexistent/graph.mtx"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("grammar") && stderr.lines().count() <= 2, "{stderr}");
+}
+
+#[test]
+fn sparse_ids_need_relabel_and_keep_the_original_ids() {
+    let dir = std::env::temp_dir().join(format!("dfgnn-cli-relabel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let edges = dir.join("sparse.txt");
+    std::fs::write(&edges, "0 1\n4000000000 0\n").unwrap();
+    let path = edges.to_str().unwrap();
+    // Without --relabel: a clear error naming the option, before any large allocation.
+    fails_with(&["graph", "stats", path], "--relabel");
+    // With it: three nodes, and the original ids written beside.
+    let ids = dir.join("ids.tsv");
+    let out = dfgnn(&["graph", "stats", path, "--relabel", "--ids-out", ids.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("nodes: 3 dst x 3 src"), "{stdout}");
+    let written = std::fs::read_to_string(&ids).expect("the id map is written");
+    assert!(written.contains("4000000000"), "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

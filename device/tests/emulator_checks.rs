@@ -236,6 +236,31 @@ fn a_warp_operation_waiting_for_an_exited_lane_is_reported() {
 }
 
 kernel! {
+    /// Lanes past 16 exit while lanes 0..16 meet twice among themselves; then all 32 shuffle.
+    kernel LATE_EXITED_LANE = fn late_exited_lane(p: &Io) {
+        let t = simt::thread_idx().x as usize;
+        if t >= 16 {
+            return;
+        }
+        simt::sync_warp(0xffff);
+        simt::sync_warp(0xffff);
+        p.out.store(t, warp::shfl_down(FULL_MASK, 1.0f32, 1));
+    }
+}
+
+#[test]
+fn a_warp_operation_naming_a_lane_that_already_exited_is_reported() {
+    let (input, mut out) = (vec![0.0; 32], vec![0.0; 32]);
+    let err = launch_expecting_error(&LATE_EXITED_LANE, 1, 32, 0, &io(&input, &mut out));
+    match err.kind {
+        EmuErrorKind::WarpMisuse { detail } => {
+            assert!(detail.contains("lane 16 of mask 0xffffffff has exited"), "{detail}")
+        }
+        other => panic!("expected warp misuse, got {other:?}"),
+    }
+}
+
+kernel! {
     /// The even lanes shuffle among themselves but read an odd lane.
     kernel SHUFFLE_OUTSIDE_MASK = fn shuffle_outside_mask(p: &Io) {
         let t = simt::thread_idx().x as usize;

@@ -4,6 +4,7 @@ use std::ops::Range;
 
 use crate::csr::{Csr, prefix_sum};
 use crate::error::{GraphError, Result};
+use crate::limits::{Limits, bytes_of};
 
 /// A graph in compressed sparse column form: column `j` lists the destinations of the out-edges
 /// of source node `j`, together with each edge's id in the [`Csr`] it was built from.
@@ -20,7 +21,18 @@ pub struct Csc {
 }
 
 impl Csr {
-    /// The transpose, by a counting sort over sources: O(E + num_src).
+    /// The transpose within a memory budget: `(num_src + 1) * 8 + nnz * 12` bytes are checked
+    /// before anything is allocated.
+    ///
+    /// # Errors
+    /// [`GraphError::OverBudget`].
+    pub fn try_transpose(&self, limits: &Limits) -> Result<Csc> {
+        limits.check("the transpose", bytes_of(&[(self.num_src() as u64 + 1, 8), (self.nnz() as u64, 12)]))?;
+        Ok(self.transpose())
+    }
+
+    /// The transpose, by a counting sort over sources: O(E + num_src). It allocates
+    /// `(num_src + 1) * 8 + nnz * 12` bytes unchecked; [`Csr::try_transpose`] checks them.
     pub fn transpose(&self) -> Csc {
         let mut counts = vec![0u64; self.num_src() + 1];
         for &j in self.columns() {

@@ -3,6 +3,7 @@
 use std::ops::Range;
 
 use crate::error::{GraphError, Result};
+use crate::limits::{Limits, bytes_of};
 
 /// The largest number of destination or source nodes: node ids are `u32`, so ids run up to
 /// `u32::MAX` and a side can hold at most `2^32` nodes.
@@ -67,6 +68,7 @@ impl Csr {
     /// [`GraphError::TooLarge`] when a side exceeds [`MAX_NODES`].
     pub fn empty(num_dst: usize, num_src: usize) -> Result<Csr> {
         check_side("num_dst", num_dst)?;
+        Limits::default().check_items("empty graph offsets", num_dst as u64 + 1, 8)?;
         Csr::new(num_dst, num_src, vec![0; num_dst + 1], Vec::new())
     }
 
@@ -76,15 +78,31 @@ impl Csr {
     /// the order in which they were given, and duplicates are kept. O(E + num_dst).
     ///
     /// # Errors
-    /// [`GraphError::EdgeOutOfRange`] names the first pair outside the graph.
+    /// [`GraphError::EdgeOutOfRange`] names the first pair outside the graph;
+    /// [`GraphError::OverBudget`] when the graph does not fit [`Limits::default`].
     pub fn from_edges(num_dst: usize, num_src: usize, edges: &[(u32, u32)]) -> Result<Csr> {
-        Csr::from_edge_slices(num_dst, num_src, &[edges])
+        Csr::from_edge_slices(num_dst, num_src, &[edges], &Limits::default())
+    }
+
+    /// [`Csr::from_edges`] within a memory budget.
+    ///
+    /// # Errors
+    /// As [`Csr::from_edges`], with `limits` as the budget.
+    pub fn from_edges_with(num_dst: usize, num_src: usize, edges: &[(u32, u32)], limits: &Limits) -> Result<Csr> {
+        Csr::from_edge_slices(num_dst, num_src, &[edges], limits)
     }
 
     /// [`Csr::from_edges`] over the concatenation of several slices, without concatenating them.
-    pub(crate) fn from_edge_slices(num_dst: usize, num_src: usize, slices: &[&[(u32, u32)]]) -> Result<Csr> {
+    pub(crate) fn from_edge_slices(
+        num_dst: usize,
+        num_src: usize,
+        slices: &[&[(u32, u32)]],
+        limits: &Limits,
+    ) -> Result<Csr> {
         check_side("num_dst", num_dst)?;
         check_side("num_src", num_src)?;
+        let nnz: u64 = slices.iter().map(|s| s.len() as u64).sum();
+        limits.check("the graph (offsets, counts and columns)", bytes_of(&[(num_dst as u64 + 1, 16), (nnz, 4)]))?;
         let mut counts = vec![0u64; num_dst + 1];
         let mut index = 0;
         for slice in slices {
@@ -291,6 +309,14 @@ mod tests {
         assert_eq!(g.columns(), &[2, 2, 3, 1, 0]);
         let e = Csr::from_edges(3, 4, &[(0, 0), (3, 0)]).unwrap_err();
         assert!(matches!(e, GraphError::EdgeOutOfRange { index: 1, dst: 3, .. }), "{e}");
+    }
+
+    #[test]
+    fn from_edges_checks_the_budget_before_allocating() {
+        // 4e9 rows would need 64 GB of offsets and counts: refused, nothing allocated.
+        let e = Csr::from_edges_with(4_000_000_000, 2, &[(0, 1)], &Limits::max_bytes(1 << 20)).unwrap_err();
+        assert!(matches!(e, GraphError::OverBudget { .. }), "{e}");
+        assert!(Csr::from_edges_with(3, 2, &[(0, 1)], &Limits::max_bytes(1 << 20)).is_ok());
     }
 
     #[test]

@@ -155,16 +155,53 @@ pub enum GraphError {
         #[source]
         error: io::Error,
     },
+    /// An allocation the input asks for exceeds the memory budget ([`crate::Limits`]).
+    #[error("{what} needs {bytes} bytes, over the memory budget of {budget} bytes")]
+    OverBudget {
+        /// What would be allocated.
+        what: &'static str,
+        /// The bytes it needs (`u64::MAX` when the size overflows).
+        bytes: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// A file whose node count is far above what its edges use (sparse ids).
+    #[error(
+        "{file}: {nodes} nodes ({side} ids up to {nodes}) for {nnz} edges: the ids are far sparser than the \
+         edges; relabel them (ReadOptions::relabel, CLI --relabel) to compact the ids and keep the mapping"
+    )]
+    SparseIds {
+        /// The file.
+        file: String,
+        /// `destination` or `source`.
+        side: &'static str,
+        /// The node count the ids imply.
+        nodes: u64,
+        /// The number of edges.
+        nnz: u64,
+    },
     /// A SMILES string that does not parse.
-    #[error("SMILES {smiles:?} at character {position}: {message}")]
+    #[error("SMILES {smiles} at character {position}: {message}")]
     Smiles {
-        /// The SMILES string.
+        /// The SMILES string (an escaped prefix when it is long).
         smiles: String,
         /// The 0-based byte position.
         position: usize,
         /// What is wrong.
         message: String,
     },
+}
+
+/// At most this many bytes of the input are quoted in a message.
+const PREVIEW_BYTES: usize = 40;
+
+/// A short, escaped quote of input bytes for error messages: at most [`PREVIEW_BYTES`] bytes,
+/// non-printable ones as `\xNN`, with the full length when it is cut. Binary garbage is never
+/// echoed raw or whole.
+pub(crate) fn preview(bytes: &[u8]) -> String {
+    let shown = &bytes[..bytes.len().min(PREVIEW_BYTES)];
+    let quoted = format!("\"{}\"", shown.escape_ascii());
+    if shown.len() < bytes.len() { format!("{quoted}... ({} bytes)", bytes.len()) } else { quoted }
 }
 
 /// The crate's result type.

@@ -21,18 +21,22 @@
 //!   [`named`] builds benchmark graphs from names like `pl-1M-d16`.
 //! - [`format`](mod@format): scipy `.npz`, Matrix Market, SNAP edge lists and graph-tool `.gt`, read and
 //!   written, each in its own module, dispatched on the file extension by [`format::read_path`].
-//! - [`planetoid`], [`smiles`], [`moses`]: real data sets (Cora/Citeseer, MOSES molecules).
+//! - [`planetoid`], [`smiles`], [`moses`], [`collection`]: real data sets (Cora/Citeseer, MOSES
+//!   molecules, graph-tool's sample networks).
 //! - `strategy` (feature `proptest`): proptest strategies over valid graphs.
 
+pub mod collection;
 pub mod corner;
 pub mod csc;
 pub mod csr;
 mod error;
 pub mod format;
 pub mod generate;
+mod limits;
 pub mod moses;
 pub mod named;
 pub mod planetoid;
+pub mod relabel;
 pub mod smiles;
 pub mod stats;
 #[cfg(feature = "proptest")]
@@ -42,5 +46,7 @@ pub mod transform;
 pub use csc::Csc;
 pub use csr::{Csr, MAX_NODES};
 pub use error::{GraphError, Result};
+pub use limits::Limits;
+pub use relabel::IdMap;
 pub use stats::{DegreeSummary, GraphStats};
 pub use transform::{Batch, block_diagonal};

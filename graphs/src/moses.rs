@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
 
-use crate::error::{GraphError, Result};
+use crate::error::{GraphError, Result, preview};
 use crate::smiles;
 use crate::transform::Batch;
 
@@ -58,7 +58,11 @@ pub fn read_smiles(path: impl AsRef<Path>, limit: Option<usize>) -> Result<Vec<S
     let mut lines = BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file)).lines();
     let header = lines.next().transpose().map_err(|e| GraphError::io(&name, e))?.unwrap_or_default();
     if header.split(',').next().map(str::trim) != Some("SMILES") {
-        return Err(GraphError::text(&name, 1, format!("expected a SMILES header, found {header:?}")));
+        return Err(GraphError::text(
+            &name,
+            1,
+            format!("expected a SMILES header, found {}", preview(header.as_bytes())),
+        ));
     }
     let mut out = Vec::new();
     for (k, line) in lines.enumerate() {

@@ -1,9 +1,9 @@
 //! Reproducible benchmark graphs by name, e.g. `er-1M-d16`, `pl-1M-d16`, `batch-1024x120-d50`.
 
-use crate::corner;
 use crate::csr::Csr;
 use crate::error::{GraphError, Result};
 use crate::generate::{chung_lu, erdos_renyi, inject_hubs, molecule_batch, rmat, sbm_batch};
+use crate::{collection, corner, format};
 
 /// The benchmark graphs of the project (see `shared/notes/peers.md`).
 pub const BENCHMARKS: [&str; 3] = ["er-1M-d16", "pl-1M-d16", "batch-1024x120-d50"];
@@ -19,6 +19,8 @@ graph names:
   corner-<name>                                a corner case: empty, single_node, single_self_loop,
                                                isolated_nodes, only_self_loops, star, random_97,
                                                random_1025, duplicates, bipartite, hubs
+  gt-<network>                                 a graph-tool sample network from $DFGNN_GRAPH_TOOL_DIR,
+                                               e.g. gt-email-Enron (scripts/fetch-graph-tool-data.sh)
   N, G, k, D accept the binary suffixes K (2^10), M (2^20), G (2^30); deg and gamma may be decimal;
   -h<k>x<D> turns k random rows into hubs of in-degree D; the seed defaults to 0.
   examples: er-1M-d16, pl-1M-d16, pl-64K-d8-g2.5-s3, rmat-s20-e16, batch-1024x120-d50, mol-4096";
@@ -67,6 +69,8 @@ pub enum GraphSpec {
     },
     /// `corner-<name>`.
     Corner(String),
+    /// `gt-<network>`: a file of graph-tool's collection (see [`crate::collection`]).
+    GraphTool(String),
 }
 
 /// A parsed name: the family with its sizes, the seed and optional hubs `(k, D)`.
@@ -95,6 +99,13 @@ pub fn parse(name: &str) -> Result<NamedGraph> {
             return Err(fail(format!("no corner case named {corner_name:?}")));
         }
         return Ok(NamedGraph { spec: GraphSpec::Corner(corner_name), seed: 0, hubs: None });
+    }
+    if family == "gt" {
+        let network = rest.join("-");
+        if collection::network(&network).is_none() {
+            return Err(fail(format!("no graph-tool network named {network:?}")));
+        }
+        return Ok(NamedGraph { spec: GraphSpec::GraphTool(network), seed: 0, hubs: None });
     }
     let required = match family {
         "er" | "pl" | "rmat" | "batch" => 2,
@@ -172,6 +183,28 @@ pub fn generate(name: &str) -> Result<Csr> {
     parse(name)?.generate()
 }
 
+/// A graph from a file path or a name: an existing file is read (as `options` say), else a name
+/// of the [`GRAMMAR`] is generated; a path that does not exist and is not a name says
+/// "no such file" first.
+///
+/// # Errors
+/// [`GraphError::Io`] (`NotFound`, "no such file") for a missing file (a known graph extension
+/// or a `/` in `spec`); [`GraphError::UnknownName`] for anything else outside the grammar; the
+/// reader's or generator's errors.
+pub fn load(spec: &str, options: &format::ReadOptions) -> Result<format::Loaded> {
+    let path = std::path::Path::new(spec);
+    if path.exists() {
+        return format::read_path_with(path, options);
+    }
+    match parse(spec) {
+        Ok(named) => Ok(format::Loaded { graph: named.generate()?, ids: None }),
+        Err(_) if spec.contains('/') || format::detect(path).is_ok() => {
+            Err(GraphError::io(spec, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 impl NamedGraph {
     /// Runs the generator.
     ///
@@ -187,6 +220,7 @@ impl NamedGraph {
             GraphSpec::Molecules { graphs, atoms } => molecule_batch(*graphs, *atoms, seed)?.graph,
             GraphSpec::Corner(name) => corner::by_name(name)
                 .ok_or_else(|| GraphError::param("named::generate", format!("no corner case {name:?}")))?,
+            GraphSpec::GraphTool(name) => collection::load(name)?,
         };
         match self.hubs {
             Some((k, d)) => inject_hubs(&g, k, d, seed ^ 0x6875_6273),
@@ -246,6 +280,7 @@ mod tests {
         assert_eq!(parse("mol-4K").unwrap().spec, GraphSpec::Molecules { graphs: 4096, atoms: 22 });
         assert_eq!(parse("mol-10x30").unwrap().spec, GraphSpec::Molecules { graphs: 10, atoms: 30 });
         assert_eq!(parse("corner-star").unwrap().spec, GraphSpec::Corner("star".into()));
+        assert_eq!(parse("gt-email-Enron").unwrap().spec, GraphSpec::GraphTool("email-Enron".into()));
     }
 
     #[test]
@@ -263,6 +298,7 @@ mod tests {
             "batch-1024-d50",
             "mol-",
             "corner-nope",
+            "gt-nope",
             "er-1M-d16-s",
             "er-99999999999999999999G-d1",
             "er-1M-d16-h3",
@@ -271,6 +307,17 @@ mod tests {
             assert!(matches!(e, GraphError::UnknownName { .. }), "{bad}: {e}");
             assert!(e.to_string().contains("rmat-s<scale>"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn load_says_no_such_file_first() {
+        let options = format::ReadOptions::default();
+        for missing in ["missing.txt", "data/graph.csv", "/nonexistent/x.mtx.gz"] {
+            let e = load(missing, &options).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("{missing}: no such file")), "{e}");
+        }
+        assert!(matches!(load("er-1Q-d3", &options), Err(GraphError::UnknownName { .. })));
+        assert_eq!(load("er-1K-d2", &options).unwrap().graph.nnz(), 2048);
     }
 
     #[test]

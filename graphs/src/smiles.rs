@@ -8,7 +8,7 @@
 //! bond is an edge in both directions.
 
 use crate::csr::Csr;
-use crate::error::{GraphError, Result};
+use crate::error::{GraphError, Result, preview};
 use crate::transform::{Batch, block_diagonal};
 
 /// The element symbols, for validating bracket atoms.
@@ -114,7 +114,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn fail(&self, position: usize, message: impl Into<String>) -> GraphError {
-        GraphError::Smiles { smiles: self.smiles.to_string(), position, message: message.into() }
+        GraphError::Smiles { smiles: preview(self.smiles.as_bytes()), position, message: message.into() }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -284,7 +284,7 @@ impl Parser<'_> {
         let b = body.as_bytes();
         let mut k = 0;
         let err = |k: usize, msg: &str| GraphError::Smiles {
-            smiles: self.smiles.to_string(),
+            smiles: preview(self.smiles.as_bytes()),
             position: open + 1 + k,
             message: msg.to_string(),
         };

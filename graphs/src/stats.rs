@@ -39,11 +39,18 @@ pub struct DegreeSummary {
 impl DegreeSummary {
     /// Summarises a degree sequence.
     pub fn from_degrees(degrees: impl IntoIterator<Item = u64>) -> DegreeSummary {
-        let mut nodes = 0usize;
-        let (mut min, mut max) = (u64::MAX, 0u64);
-        let (mut sum, mut sum_sq) = (0u128, 0u128);
+        DegreeSummary::from_degrees_and_zeros(degrees, 0)
+    }
+
+    /// Summarises a degree sequence plus `zeros` more nodes of degree 0, in O(1) for the zeros.
+    pub fn from_degrees_and_zeros(degrees: impl IntoIterator<Item = u64>, zeros: u64) -> DegreeSummary {
+        let mut nodes = zeros as usize;
         let mut histogram = vec![0u64; 65];
         let mut dense = vec![0u64; DENSE_DEGREES];
+        histogram[0] = zeros;
+        dense[0] = zeros;
+        let (mut min, mut max) = (if zeros > 0 { 0 } else { u64::MAX }, 0u64);
+        let (mut sum, mut sum_sq) = (0u128, 0u128);
         let mut heavy = Vec::new();
         for d in degrees {
             nodes += 1;
@@ -127,11 +134,21 @@ pub struct GraphStats {
 }
 
 impl GraphStats {
-    /// Computes the statistics: O(E + num_dst + num_src) time, O(num_src) extra memory.
+    /// Computes the statistics: O(E + num_dst + num_src) time and O(num_src) extra memory when
+    /// the sources are not far more than the graph's edges and rows; otherwise (sparse ids) the
+    /// out-degrees come from a sorted copy of the columns and duplicates from sorted rows, so the
+    /// extra memory stays O(E) whatever `num_src` claims.
     pub fn of(g: &Csr) -> GraphStats {
-        let mut out = vec![0u64; g.num_src()];
-        // `seen[j] == i + 1` marks source j as present in row i.
-        let mut seen = vec![0u64; g.num_src()];
+        let dense = g.num_src() as u64 <= (g.nnz() as u64 + g.num_dst() as u64).saturating_mul(2) + 4096;
+        GraphStats::compute(g, dense)
+    }
+
+    fn compute(g: &Csr, dense: bool) -> GraphStats {
+        let mut out = vec![0u64; if dense { g.num_src() } else { 0 }];
+        // Dense: `seen[j] == i + 1` marks source j as present in row i. Sparse: `row_copy` holds
+        // the sorted sources of the current row.
+        let mut seen = vec![0u64; if dense { g.num_src() } else { 0 }];
+        let mut row_copy: Vec<u32> = Vec::new();
         let (mut self_loops, mut duplicate_edges, mut unsorted_rows) = (0u64, 0u64, 0u64);
         let mut group_sum = [0u64; ROW_GROUP_SIZES.len()];
         let mut group_max = [0u64; ROW_GROUP_SIZES.len()];
@@ -142,15 +159,23 @@ impl GraphStats {
             let mut sorted = true;
             for &j in row {
                 let j_us = j as usize;
-                out[j_us] += 1;
                 self_loops += u64::from(j_us == i);
-                if seen[j_us] == mark {
-                    duplicate_edges += 1;
-                } else {
-                    seen[j_us] = mark;
+                if dense {
+                    out[j_us] += 1;
+                    if seen[j_us] == mark {
+                        duplicate_edges += 1;
+                    } else {
+                        seen[j_us] = mark;
+                    }
                 }
                 sorted &= j >= prev;
                 prev = j;
+            }
+            if !dense {
+                row_copy.clear();
+                row_copy.extend_from_slice(row);
+                row_copy.sort_unstable();
+                duplicate_edges += row_copy.windows(2).filter(|w| w[0] == w[1]).count() as u64;
             }
             unsorted_rows += u64::from(!sorted);
             let d = row.len() as u64;
@@ -163,7 +188,14 @@ impl GraphStats {
             }
             d
         }));
-        let out_degree = DegreeSummary::from_degrees(out.iter().copied());
+        let out_degree = if dense {
+            DegreeSummary::from_degrees(out.iter().copied())
+        } else {
+            let mut columns = g.columns().to_vec();
+            columns.sort_unstable();
+            let runs: Vec<u64> = columns.chunk_by(|a, b| a == b).map(|run| run.len() as u64).collect();
+            DegreeSummary::from_degrees_and_zeros(runs.iter().copied(), (g.num_src() - runs.len()) as u64)
+        };
         GraphStats {
             num_dst: g.num_dst(),
             num_src: g.num_src(),
@@ -272,6 +304,22 @@ mod tests {
         assert_eq!(d.count_above(2), 4);
         assert_eq!(d.count_above(100_000), 0);
         assert_eq!(d.histogram[13], 2, "5000 lies in [4096, 8191]");
+    }
+
+    #[test]
+    fn sparse_sources_give_the_same_stats_without_a_per_source_array() {
+        for g in [
+            Csr::from_rows(4, &[vec![0, 1, 1], vec![], vec![2, 0], vec![3, 1, 0, 2]]).unwrap(),
+            crate::generate::inject_hubs(&crate::generate::erdos_renyi(300, 4.0, 3).unwrap(), 2, 900, 1).unwrap(),
+            Csr::empty(3, 0).unwrap(),
+        ] {
+            assert_eq!(GraphStats::compute(&g, false), GraphStats::compute(&g, true));
+        }
+        // 4e9 sources, 3 edges: the dense arrays would take 64 GB.
+        let g = Csr::new(3, 4_000_000_000, vec![0, 1, 1, 3], vec![3_999_999_999, 5, 5]).unwrap();
+        let s = GraphStats::of(&g);
+        assert_eq!((s.out_degree.nodes, s.out_degree.zero, s.out_degree.max), (4_000_000_000, 3_999_999_998, 2));
+        assert_eq!(s.duplicate_edges, 1);
     }
 
     #[test]

@@ -1,56 +1,53 @@
 //! Real files: graph-tool's bundled networks, Cora and Citeseer, MOSES molecules, and
-//! interoperability with graph-tool and scipy. Each test prints a message and passes when its
-//! data or tool is absent; nothing is downloaded.
+//! interoperability with graph-tool and scipy. Nothing is downloaded.
+//!
+//! A test whose data or tool is absent prints `skipped: ...` and returns, unless
+//! `DFGNN_REQUIRE_DATA` asks for that data: `1` or `all` for everything, or a comma-separated
+//! list of `graph-tool`, `planetoid`, `moses`, `interop`. Then the absence is a failure, so CI
+//! cannot pass a data test that did not run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use dfgnn_graphs::format::{gt, npz, read_path, write_path};
-use dfgnn_graphs::{GraphStats, corner, generate, moses, planetoid};
+use dfgnn_graphs::{GraphStats, collection, corner, generate, moses, planetoid};
 
-/// Where Debian's python3-graph-tool puts its sample networks (override: DFGNN_GT_COLLECTION).
-fn gt_collection() -> PathBuf {
-    std::env::var_os("DFGNN_GT_COLLECTION")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/lib/python3/dist-packages/graph_tool/collection"))
+/// Whether `DFGNN_REQUIRE_DATA` asks for the data set `kind`.
+fn required(kind: &str) -> bool {
+    std::env::var("DFGNN_REQUIRE_DATA")
+        .is_ok_and(|v| v.split(',').map(str::trim).any(|k| k == "1" || k == "all" || k == kind))
+}
+
+/// Says the test is skipped, or fails it when `DFGNN_REQUIRE_DATA` asks for `kind`.
+fn skip(kind: &str, why: &str) {
+    assert!(!required(kind), "DFGNN_REQUIRE_DATA asks for {kind}, but {why}");
+    println!("skipped: {why}");
 }
 
 #[test]
 fn graph_tool_collection_loads() {
-    // (file, vertices, edges as graph-tool counts them, directed), from graph-tool 2.45.
-    let expected = [
-        ("adjnoun", 112, 425, false),
-        ("as-22july06", 22963, 48436, false),
-        ("celegansneural", 297, 2359, true),
-        ("dolphins", 62, 159, false),
-        ("email-Enron", 36692, 183831, false),
-        ("football", 115, 613, false),
-        ("karate", 34, 78, false),
-        ("lesmis", 77, 254, false),
-        ("netscience", 1589, 2742, false),
-        ("pgp-strong-2009", 39796, 301498, true),
-        ("polblogs", 1490, 19090, true),
-        ("polbooks", 105, 441, false),
-        ("power", 4941, 6594, false),
-        ("serengeti-foodweb", 161, 592, true),
-    ];
-    let dir = gt_collection();
+    let dir = collection::dir();
     if !dir.is_dir() {
-        println!("skipped: {} is absent (apt-get install python3-graph-tool)", dir.display());
-        return;
+        return skip(
+            "graph-tool",
+            &format!("{} is absent (run scripts/fetch-graph-tool-data.sh, set {})", dir.display(), collection::DIR_ENV),
+        );
     }
-    for (name, n, e, directed) in expected {
-        let path = dir.join(format!("{name}.gt.gz"));
+    for net in collection::NETWORKS {
+        let path = collection::path(net.name);
         let g = read_path(&path).unwrap_or_else(|err| panic!("{err}"));
         let s = GraphStats::of(&g);
-        assert_eq!(g.num_dst(), n, "{name}");
-        if directed {
-            assert_eq!(g.nnz(), e, "{name}");
+        let name = net.name;
+        assert_eq!(g.num_dst(), net.vertices, "{name}");
+        if net.directed {
+            assert_eq!(g.nnz(), net.edges, "{name}");
         } else {
             // Each undirected edge is both directions, a self loop once.
-            assert_eq!(g.nnz() as u64 + s.self_loops, 2 * e as u64, "{name}");
+            assert_eq!(g.nnz() as u64 + s.self_loops, 2 * net.edges as u64, "{name}");
             assert_eq!(g.symmetrize().unwrap().nnz(), g.dedup().nnz(), "{name} is symmetric");
         }
+        let named = dfgnn_graphs::named::generate(&format!("gt-{name}")).unwrap_or_else(|err| panic!("{err}"));
+        assert!(named == g, "gt-{name} loads the same graph");
     }
 }
 
@@ -60,7 +57,7 @@ fn planetoid_loads() {
     for (name, n, nnz, f, classes, train) in expected {
         let path = planetoid::path(name);
         if !path.exists() {
-            println!("skipped: {} is absent (set DFGNN_DATA_DIR)", path.display());
+            skip("planetoid", &format!("{} is absent (set DFGNN_DATA_DIR)", path.display()));
             continue;
         }
         let p = planetoid::load(&path).unwrap();
@@ -80,8 +77,7 @@ fn planetoid_loads() {
 #[test]
 fn moses_molecules_load() {
     let Some(dir) = moses::data_dir() else {
-        println!("skipped: set DFGNN_MOSES_DIR to molsets' moses/dataset/data (see graphs/README.md)");
-        return;
+        return skip("moses", "set DFGNN_MOSES_DIR to molsets' moses/dataset/data (see graphs/README.md)");
     };
     let batch = moses::load_batch(&dir, moses::Split::Test, 2000).unwrap();
     assert_eq!(batch.num_graphs(), 2000);
@@ -143,8 +139,10 @@ u.save(f"{d}/py_undirected.gt")
 #[test]
 fn writers_interoperate_with_scipy_and_graph_tool() {
     let Some(py) = python() else {
-        println!("skipped: no python3 with graph_tool and scipy (apt-get install python3-graph-tool python3-scipy)");
-        return;
+        return skip(
+            "interop",
+            "no python3 with graph_tool and scipy (apt-get install python3-graph-tool python3-scipy)",
+        );
     };
     let dir = std::env::temp_dir().join(format!("dfgnn-graphs-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,6 +1,7 @@
 //! What every model's fused attention shares on the host: a plan's work lists uploaded once
-//! ([`Fused::new`]), and the launch of one pass as whole rows, then split rows' chunks, then the
-//! combine step that merges their partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
+//! ([`Fused::new`]), and the launch of one pass — one launch over its units (long whole rows, then
+//! the chunks of split rows, then short whole rows), then the combine step that merges the
+//! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{CombineParams, FeatureShape, LaunchParams, PassEdges, Units};
@@ -12,57 +13,60 @@ use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, PassPlan, Plan, RowPlan};
 
-/// The work lists of one pass, on the device.
+/// The work list of one pass, on the device: its units (long whole rows, then the chunks of
+/// split rows, then the other whole rows) and what the combine step needs of the split rows.
 pub(crate) struct DeviceRows {
-    whole: Option<Buffer<u32>>,
-    whole_count: usize,
+    unit_rows: Option<Buffer<u32>>,
+    unit_chunks: Option<Buffer<u32>>,
+    num_units: usize,
+    split_first: usize,
     split: Option<DeviceSplit>,
 }
 
+/// The split rows of a pass: which they are and where each one's partials start.
 pub(crate) struct DeviceSplit {
     pub(crate) rows: Buffer<u32>,
     pub(crate) first_unit: Buffer<u32>,
-    unit_rows: Buffer<u32>,
-    unit_chunks: Buffer<u32>,
     units: usize,
     chunk_edges: u32,
 }
 
 impl DeviceRows {
-    fn upload(backend: &Backend, rows: &RowPlan) -> Result<Self> {
-        let whole = rows.whole.as_ref().map(|w| backend.upload(w)).transpose()?;
-        let split = match &rows.split {
-            None => None,
-            Some(s) => Some(DeviceSplit {
+    /// Uploads the work of `rows`; without `whole`, only the chunks of split rows (the
+    /// `row_group` forward, whose groups take the whole rows).
+    fn upload(backend: &Backend, rows: &RowPlan, whole: bool) -> Result<Self> {
+        let (lead, rest): (&[u32], &[u32]) = match (&rows.whole, whole) {
+            (Some(w), true) => w.split_at(rows.lead.min(w.len())),
+            _ => (&[], &[]),
+        };
+        let whole_count = if whole { rows.whole_count } else { 0 };
+        let Some(s) = &rows.split else {
+            let unit_rows = rows.whole.as_ref().filter(|_| whole).map(|w| backend.upload(w)).transpose()?;
+            return Ok(Self { unit_rows, unit_chunks: None, num_units: whole_count, split_first: 0, split: None });
+        };
+        let list: Vec<u32> = lead.iter().chain(&s.unit_rows).chain(rest).copied().collect();
+        Ok(Self {
+            unit_rows: Some(backend.upload(&list)?),
+            unit_chunks: Some(backend.upload(&s.unit_chunks)?),
+            num_units: list.len(),
+            split_first: lead.len(),
+            split: Some(DeviceSplit {
                 rows: backend.upload(&s.rows)?,
                 first_unit: backend.upload(&s.first_unit)?,
-                unit_rows: backend.upload(&s.unit_rows)?,
-                unit_chunks: backend.upload(&s.unit_chunks)?,
                 units: s.units(),
                 chunk_edges: s.chunk_edges,
             }),
-        };
-        Ok(Self { whole, whole_count: rows.whole_count, split })
+        })
     }
 
-    fn whole_units(&self, units_per_block: u32) -> Units {
-        Units {
-            unit_rows: self.whole.as_ref().map_or(GSlice::empty(), Buffer::view),
-            unit_chunks: GSlice::empty(),
-            num_units: self.whole_count as u32,
-            chunk_edges: 0,
-            units_per_block,
-        }
-    }
-}
-
-impl DeviceSplit {
     fn units(&self, units_per_block: u32) -> Units {
         Units {
-            unit_rows: self.unit_rows.view(),
-            unit_chunks: self.unit_chunks.view(),
-            num_units: self.units as u32,
-            chunk_edges: self.chunk_edges,
+            unit_rows: self.unit_rows.as_ref().map_or(GSlice::empty(), Buffer::view),
+            unit_chunks: self.unit_chunks.as_ref().map_or(GSlice::empty(), Buffer::view),
+            num_units: self.num_units as u32,
+            split_first: self.split_first as u32,
+            split_count: self.split.as_ref().map_or(0, |s| s.units as u32),
+            chunk_edges: self.split.as_ref().map_or(0, |s| s.chunk_edges),
             units_per_block,
         }
     }
@@ -87,6 +91,11 @@ impl DevicePass {
     pub(crate) fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
         FeatureShape { heads, feat, lanes: self.plan.layout.map }
     }
+}
+
+/// A view of partial buffer `i`, or an empty one when the pass splits nothing.
+pub(crate) fn partial_view(partials: &mut [Buffer<f32>], i: usize) -> GSliceMut<f32> {
+    partials.get_mut(i).map_or(GSliceMut::empty(), Buffer::view_mut)
 }
 
 /// Launches `units_per_block` units per block (each taken by one warp).
@@ -143,15 +152,13 @@ impl<'g, 'b> Fused<'g, 'b> {
     /// Uploads the work lists of `plan` on `graph`.
     pub(crate) fn new(graph: &'g DeviceGraph<'b>, plan: Plan) -> Result<Self> {
         let backend = graph.backend();
-        let pass = |p: &PassPlan| -> Result<DevicePass> {
-            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows)? })
+        let pass = |p: &PassPlan, whole: bool| -> Result<DevicePass> {
+            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows, whole)? })
         };
         let fused = plan.schedule.is_fused();
-        let mut forward = plan.forward.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
-        if let (Some(f), Some(_)) = (&mut forward, &plan.groups) {
-            // row_group: the groups take every row that is not split.
-            f.rows.whole_count = 0;
-        }
+        // row_group: the groups take every row that is not split.
+        let whole = plan.groups.is_none();
+        let forward = plan.forward.as_ref().ok().filter(|_| fused).map(|p| pass(p, whole)).transpose()?;
         let groups = match &plan.groups {
             Some(g) => Some(DeviceGroups {
                 plan: g.clone(),
@@ -162,8 +169,8 @@ impl<'g, 'b> Fused<'g, 'b> {
             }),
             None => None,
         };
-        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
-        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(pass).transpose()?;
+        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
+        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
         Ok(Self { graph, plan, forward, groups, backward_rows, backward_cols })
     }
 
@@ -234,32 +241,38 @@ impl<'g, 'b> Fused<'g, 'b> {
         PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
     }
 
-    /// Runs one fused pass: a launch over the whole rows (`params` gets no partials), then, when
-    /// the plan splits rows, a launch over their chunks writing one block of `partial_widths[i]`
-    /// floats per unit into partial buffer `i`, and `combine` to merge those into the outputs.
+    /// Runs one fused pass: one launch over all its units, whole rows writing the outputs and
+    /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
+    /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
+    /// merge the partials into the outputs.
     pub(crate) fn run_pass<P: LaunchParams>(
         &self,
         pass: &DevicePass,
         kernel: &KernelRef<P>,
         partial_widths: &[usize],
-        params: impl Fn(Units, &mut [Buffer<f32>]) -> P,
+        params: impl FnOnce(Units, &mut [Buffer<f32>]) -> P,
         combine: impl FnOnce(&DeviceSplit, &[Buffer<f32>]) -> Result<()>,
     ) -> Result<()> {
         let backend = self.graph.backend();
-        let (threads, warps) = (pass.plan.block_threads, pass.plan.block_threads / WARP_SIZE);
-        let whole = params(pass.rows.whole_units(pass.plan.units_per_block), &mut []);
+        let rows = &pass.rows;
+        let mut partials = match &rows.split {
+            Some(split) => {
+                partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?
+            }
+            None => Vec::new(),
+        };
+        let params = params(rows.units(pass.plan.units_per_block), &mut partials);
         // SAFETY: every slice of the parameters views a live buffer of this backend with the
         // length the kernel indexes by (shapes checked by the caller, the graph's offsets
-        // validated when prepared); inputs are read-only and distinct from the outputs; one warp
-        // per unit.
-        unsafe { launch_warps(backend, kernel, pass.rows.whole_count, threads, pass.plan.units_per_block, &whole)? };
-        let Some(split) = &pass.rows.split else { return Ok(()) };
-        let mut partials =
-            partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?;
-        let chunks = params(split.units(warps), &mut partials);
-        // SAFETY: as above; each partial buffer holds one block of its width per unit.
-        unsafe { launch_warps(backend, kernel, split.units, threads, warps, &chunks)? };
-        combine(split, &partials)
+        // validated when prepared, each partial buffer one block of its width per chunk unit);
+        // inputs are read-only and distinct from the outputs; one warp per unit.
+        unsafe {
+            launch_warps(backend, kernel, rows.num_units, pass.plan.block_threads, pass.plan.units_per_block, &params)?
+        };
+        match &rows.split {
+            Some(split) => combine(split, &partials),
+            None => Ok(()),
+        }
     }
 
     /// Launches a combine kernel: one warp per (split row, 32 features).

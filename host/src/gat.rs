@@ -18,12 +18,12 @@ use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
     GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
 };
-use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
+use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{DevicePass, Fused, Side};
+use crate::fused::{DevicePass, Fused, Side, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -129,7 +129,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             return Err(Error::Unsupported { what: format!("LeakyReLU slope {}", config.slope) });
         }
         let limits = graph.backend().limits();
-        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits.max_shared_per_block, &config.plan)?;
+        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
         Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope })
     }
 
@@ -287,21 +287,12 @@ impl<'g, 'b> Gat<'g, 'b> {
             &variant.forward,
             &[heads as usize * feat as usize, heads as usize * 2],
             |units, partials| {
-                let dst = match partials {
-                    [acc, ml] => ForwardOut {
-                        out: GSliceMut::empty(),
-                        lse: GSliceMut::empty(),
-                        stats: GSliceMut::empty(),
-                        partial_acc: acc.view_mut(),
-                        partial_ml: ml.view_mut(),
-                    },
-                    _ => ForwardOut {
-                        out: out_v,
-                        lse: lse_v,
-                        stats: stats_v,
-                        partial_acc: GSliceMut::empty(),
-                        partial_ml: GSliceMut::empty(),
-                    },
+                let dst = ForwardOut {
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    partial_acc: partial_view(partials, 0),
+                    partial_ml: partial_view(partials, 1),
                 };
                 GatFwdParams { edges: f.edges(pass, Side::Rows, units), el: el_v, er: er_v, h, dst, slope }
             },
@@ -467,8 +458,8 @@ impl<'g, 'b> Gat<'g, 'b> {
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
                     delta: delta_v,
-                    d_row: if partials.is_empty() { d_el_v } else { GSliceMut::empty() },
-                    partial: partials.first_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    d_row: d_el_v,
+                    partial: partial_view(partials, 0),
                 },
                 slope,
             },
@@ -483,27 +474,21 @@ impl<'g, 'b> Gat<'g, 'b> {
             cols_pass,
             &cols_kernel,
             &[heads as usize, heads as usize * feat as usize],
-            |units, partials| {
-                let (d_key, d_value, partial_d_key, partial_d_value) = match partials {
-                    [pk, pv] => (GSliceMut::empty(), GSliceMut::empty(), pk.view_mut(), pv.view_mut()),
-                    _ => (d_er_v, dh_v, GSliceMut::empty(), GSliceMut::empty()),
-                };
-                GatBwdColsParams {
-                    edges: f.edges(cols_pass, Side::Columns, units),
-                    el,
-                    er,
-                    h,
-                    grads: ColumnGrads {
-                        stats: fwd.stats.view(),
-                        delta: delta.view(),
-                        d_out: d_out.view(),
-                        d_key,
-                        d_value,
-                        partial_d_key,
-                        partial_d_value,
-                    },
-                    slope,
-                }
+            |units, partials| GatBwdColsParams {
+                edges: f.edges(cols_pass, Side::Columns, units),
+                el,
+                er,
+                h,
+                grads: ColumnGrads {
+                    stats: fwd.stats.view(),
+                    delta: delta.view(),
+                    d_out: d_out.view(),
+                    d_key: d_er_v,
+                    d_value: dh_v,
+                    partial_d_key: partial_view(partials, 0),
+                    partial_d_value: partial_view(partials, 1),
+                },
+                slope,
             },
             |split, partials| {
                 f.sum_partials(split, cols_pass, &partials[0], d_er_v, 1, 1.0)?;

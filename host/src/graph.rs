@@ -54,7 +54,7 @@ impl<'b> DeviceGraph<'b> {
                 total: backend.memory_budget(),
             });
         }
-        let csc = graph.transpose();
+        let csc = graph.try_transpose(&dfgnn_graphs::Limits::default())?;
         let edge_ids = csc.edge_ids_u32()?;
         let stats = GraphStats::of(graph);
         let (row_min_col, row_max_col) = (0..graph.num_dst())

@@ -10,12 +10,12 @@
 use dfgnn_device::abi::{
     ColumnGrads, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams, RowGrads,
 };
-use dfgnn_device::simt::{GSlice, GSliceMut};
+use dfgnn_device::simt::GSlice;
 
 use crate::backend::Buffer;
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{Fused, Side};
+use crate::fused::{Fused, Side, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -77,7 +77,7 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
         let limits = graph.backend().limits();
-        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits.max_shared_per_block, &config.plan)?;
+        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
         let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
         if !scale.is_finite() {
             return Err(Error::Unsupported { what: format!("score scale {scale}") });
@@ -166,21 +166,12 @@ impl<'g, 'b> Gt<'g, 'b> {
             &variant.forward,
             &[heads as usize * feat as usize, heads as usize * 2],
             |units, partials| {
-                let dst = match partials {
-                    [acc, ml] => ForwardOut {
-                        out: GSliceMut::empty(),
-                        lse: GSliceMut::empty(),
-                        stats: GSliceMut::empty(),
-                        partial_acc: acc.view_mut(),
-                        partial_ml: ml.view_mut(),
-                    },
-                    _ => ForwardOut {
-                        out: out_v,
-                        lse: lse_v,
-                        stats: stats_v,
-                        partial_acc: GSliceMut::empty(),
-                        partial_ml: GSliceMut::empty(),
-                    },
+                let dst = ForwardOut {
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    partial_acc: partial_view(partials, 0),
+                    partial_ml: partial_view(partials, 1),
                 };
                 GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units), q, k, v, dst, scale_log2 }
             },
@@ -235,8 +226,8 @@ impl<'g, 'b> Gt<'g, 'b> {
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
                     delta: delta_v,
-                    d_row: if partials.is_empty() { dq_v } else { GSliceMut::empty() },
-                    partial: partials.first_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    d_row: dq_v,
+                    partial: partial_view(partials, 0),
                 },
                 scale_log2,
                 grad_scale,
@@ -252,28 +243,22 @@ impl<'g, 'b> Gt<'g, 'b> {
             cols_pass,
             &cols_kernel,
             &[width, width],
-            |units, partials| {
-                let (d_key, d_value, partial_d_key, partial_d_value) = match partials {
-                    [pk, pv] => (GSliceMut::empty(), GSliceMut::empty(), pk.view_mut(), pv.view_mut()),
-                    _ => (dk_v, dv_v, GSliceMut::empty(), GSliceMut::empty()),
-                };
-                GtBwdColsParams {
-                    edges: self.fused.edges(cols_pass, Side::Columns, units),
-                    q: fwd.q,
-                    k: fwd.k,
-                    v: fwd.v,
-                    grads: ColumnGrads {
-                        stats: fwd.stats.view(),
-                        delta: delta.view(),
-                        d_out: d_out.view(),
-                        d_key,
-                        d_value,
-                        partial_d_key,
-                        partial_d_value,
-                    },
-                    scale_log2,
-                    grad_scale,
-                }
+            |units, partials| GtBwdColsParams {
+                edges: self.fused.edges(cols_pass, Side::Columns, units),
+                q: fwd.q,
+                k: fwd.k,
+                v: fwd.v,
+                grads: ColumnGrads {
+                    stats: fwd.stats.view(),
+                    delta: delta.view(),
+                    d_out: d_out.view(),
+                    d_key: dk_v,
+                    d_value: dv_v,
+                    partial_d_key: partial_view(partials, 0),
+                    partial_d_value: partial_view(partials, 1),
+                },
+                scale_log2,
+                grad_scale,
             },
             |split, partials| {
                 self.fused.sum_partials(split, cols_pass, &partials[0], dk_v, feat, grad_scale)?;

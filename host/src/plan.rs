@@ -17,6 +17,7 @@ use dfgnn_device::abi::LaneMap;
 use dfgnn_device::kernels::gt::{GtVariant, VARIANTS};
 use dfgnn_device::simt::WARP_SIZE;
 
+use crate::backend::DeviceLimits;
 use crate::error::{Error, Result};
 
 /// A thread schedule of the attention kernels.
@@ -216,6 +217,10 @@ pub struct RowPlan {
     pub whole_count: usize,
     /// Rows split into chunks.
     pub split: Option<SplitPlan>,
+    /// How many of the whole rows (from the start of `whole`) the launch takes before the
+    /// chunks: those longer than a chunk, when rows go longest first. A launch then starts its
+    /// longest units first.
+    pub lead: usize,
 }
 
 /// Rows split into chunks of `chunk_edges` edges.
@@ -277,11 +282,34 @@ pub struct Plan {
 /// CUDA's limit on threads per block.
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 
-/// Rows with more edges than this are split by default: a warp takes about 2048 edges in the time
-/// the whole grid needs for a wave of ordinary rows on a million-node graph.
-pub const DEFAULT_SPLIT_THRESHOLD: u64 = 2048;
-/// Edges per chunk of a split row by default.
-pub const DEFAULT_CHUNK_EDGES: u32 = 512;
+/// The most a row may have before it is split, whatever the graph: on a million-node graph a
+/// warp takes about 2048 edges in the time the whole grid needs for a wave of ordinary rows.
+pub const MAX_SPLIT_THRESHOLD: u64 = 2048;
+/// The least split threshold: rows of a few dozen edges are a step or two of one warp.
+pub const MIN_SPLIT_THRESHOLD: u64 = 32;
+/// Warps one multiprocessor keeps resident for the fused passes (forward at ~90 registers per
+/// thread: 65536 / (96·32) = 21; backward at 60–90 in 2-warp blocks: about the same), rounded
+/// down: the "wave" a split threshold is a fair share of.
+pub const RESIDENT_WARPS_PER_SM: u64 = 16;
+/// A split row's chunks hold a quarter of the threshold: a split row then takes at least four
+/// warps, each no longer than a whole row at the threshold.
+pub const CHUNKS_PER_THRESHOLD: u64 = 4;
+/// The least edges per chunk: each chunk costs a partial state and a share of the combine step
+/// (H200, GT 4×64: as-22july06 forward 0.226 ms with chunks of 8 edges, 0.149 with 16).
+pub const MIN_CHUNK_EDGES: u64 = 16;
+
+/// The split threshold for a graph of `edges` edges on `multiprocessors` SMs: each resident warp's
+/// fair share of one wave, `E / (SMs · RESIDENT_WARPS_PER_SM)`, rounded down to a power of two and
+/// kept within [`MIN_SPLIT_THRESHOLD`, `MAX_SPLIT_THRESHOLD`]. A row longer than that would be
+/// the critical path of its launch. (H200, GT 4×64, forced sweeps: email-Enron 36.7 k nodes /
+/// 368 k edges is fastest at 64–128 with chunks of 32, 4.5× faster than at 2048; the 1M-node
+/// graphs at 2048 with chunks of 512.)
+pub fn split_threshold(edges: u64, multiprocessors: u32) -> u64 {
+    let share = edges / (multiprocessors.max(1) as u64 * RESIDENT_WARPS_PER_SM);
+    let pow2 = if share == 0 { 0 } else { 1u64 << share.ilog2() };
+    pow2.clamp(MIN_SPLIT_THRESHOLD, MAX_SPLIT_THRESHOLD)
+}
+
 /// Threads per block of the forward row kernel by default: 4 warps (H200: 9.8 ms against 10.1
 /// with 8 warps on er-1M-d16, 4×64).
 pub const DEFAULT_BLOCK_THREADS: u32 = 128;
@@ -326,7 +354,7 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
         whole.sort_by_key(|&r| std::cmp::Reverse(degree(r as usize)));
     }
     if heavy.is_empty() {
-        return Ok(RowPlan { whole: by_degree.then_some(whole), whole_count: n, split: None });
+        return Ok(RowPlan { whole: by_degree.then_some(whole), whole_count: n, split: None, lead: 0 });
     }
     let mut first_unit = vec![0u32];
     let (mut unit_rows, mut unit_chunks) = (Vec::new(), Vec::new());
@@ -341,10 +369,13 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
         }
         first_unit.push(unit_rows.len() as u32);
     }
+    let lead =
+        if by_degree { whole.iter().take_while(|&&r| degree(r as usize) > chunk_edges as u64).count() } else { 0 };
     Ok(RowPlan {
         whole_count: whole.len(),
         whole: Some(whole),
         split: Some(SplitPlan { rows: heavy, first_unit, unit_rows, unit_chunks, chunk_edges }),
+        lead,
     })
 }
 
@@ -467,14 +498,15 @@ fn form_groups(
 }
 
 /// Plans the attention kernels for `graph` and `heads` × `feat` features under `options`, for a
-/// device whose blocks may use `max_shared_bytes` of shared memory.
+/// device with `device`'s multiprocessors and shared memory.
 pub fn plan(
     graph: &GraphShape<'_>,
     heads: u32,
     feat: u32,
-    max_shared_bytes: u32,
+    device: &DeviceLimits,
     options: &PlanOptions,
 ) -> Result<Plan> {
+    let max_shared_bytes = device.max_shared_per_block;
     let (row_offsets, col_offsets) = (graph.row_offsets, graph.col_offsets);
     if heads == 0 || feat == 0 {
         return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
@@ -484,8 +516,21 @@ pub fn plan(
     }
     let mut reasons = Vec::new();
     let max_degree = |offsets: &[u64]| offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-    let threshold = options.split_threshold.unwrap_or(DEFAULT_SPLIT_THRESHOLD);
-    let chunk_edges = options.chunk_edges.unwrap_or(DEFAULT_CHUNK_EDGES);
+    let edges = row_offsets.last().copied().unwrap_or(0);
+    let threshold = match options.split_threshold {
+        Some(t) => t,
+        None => {
+            let t = split_threshold(edges, device.multiprocessors);
+            reasons.push(format!(
+                "split threshold {t} edges: a fair share of one wave, {edges} edges / ({} SMs x {RESIDENT_WARPS_PER_SM} warps), as a power of two within [{MIN_SPLIT_THRESHOLD}, {MAX_SPLIT_THRESHOLD}]",
+                device.multiprocessors
+            ));
+            t
+        }
+    };
+    let chunk_edges = options
+        .chunk_edges
+        .unwrap_or((threshold / CHUNKS_PER_THRESHOLD).clamp(MIN_CHUNK_EDGES, u32::MAX as u64) as u32);
     if chunk_edges == 0 {
         return Err(Error::Unsupported { what: "chunks of 0 edges".to_string() });
     }

@@ -1,6 +1,6 @@
 //! Repository hygiene: every Rust file opens with a `//!` header, every `#[ignore]` says why, no
 //! forked variants (`_v2`, `_old`, `_new`) in file names, and every `unsafe` block of the host
-//! library and the kernels carries a `// SAFETY:` comment.
+//! library and the kernels carries its own `// SAFETY:` comment.
 
 use std::path::{Path, PathBuf};
 
@@ -63,27 +63,70 @@ fn no_forked_variants_in_file_names() {
     }
 }
 
+/// Whether the statement holding line `i` is directly preceded by its own `// SAFETY:` comment.
+///
+/// The statement starts where the line above ends one (`;`, `{`, `}`, `,`), is blank or is a
+/// comment; lines above `i` that only continue the statement (a wrapped `let x =`, a call's
+/// opening line, attributes) belong to it. The comment is the run of `//` lines right above that
+/// start, so a neighbour's comment (one statement up, or across a blank line) does not count.
+fn has_own_safety_comment(lines: &[&str], i: usize) -> bool {
+    let mut start = i;
+    while start > 0 {
+        let above = lines[start - 1].trim();
+        let continues = !above.is_empty() && !above.starts_with("//") && !above.ends_with([';', '{', '}', ',']);
+        if !continues {
+            break;
+        }
+        start -= 1;
+    }
+    let mut comment = start;
+    while comment > 0 && lines[comment - 1].trim().starts_with("//") {
+        comment -= 1;
+    }
+    lines[comment..start].iter().any(|l| l.trim().starts_with("// SAFETY:"))
+}
+
 #[test]
 fn unsafe_blocks_in_the_library_and_kernels_say_why() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
     rust_files(&root.join("host/src"), &mut files);
     rust_files(&root.join("device/src"), &mut files);
+    let mut missing = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
-            if !line.contains("unsafe {") || line.trim_start().starts_with("//") {
+            if line.trim_start().starts_with("//") {
                 continue;
             }
-            // The justification sits in the comment lines just above (a statement may wrap).
-            let above = lines[i.saturating_sub(8)..i].join("\n");
-            assert!(
-                above.contains("SAFETY") || line.contains("SAFETY"),
-                "{}:{}: `unsafe` block without a `// SAFETY:` comment above it",
-                f.display(),
-                i + 1
-            );
+            let blocks = line.matches("unsafe {").count();
+            if blocks > 1 {
+                missing.push(format!(
+                    "{}:{}: {blocks} `unsafe` blocks on one line (one comment each)",
+                    f.display(),
+                    i + 1
+                ));
+            } else if blocks == 1 && !has_own_safety_comment(&lines, i) {
+                missing.push(format!("{}:{}: `unsafe` block without its own `// SAFETY:` comment", f.display(), i + 1));
+            }
         }
     }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn the_safety_rule_wants_each_blocks_own_comment() {
+    let own = ["    // SAFETY: why.", "    let x =", "        unsafe { f() };"];
+    assert!(has_own_safety_comment(&own, 2));
+    let attributed = ["// SAFETY: why.", "#[allow(unused)]", "let x = unsafe { f() };"];
+    assert!(has_own_safety_comment(&attributed, 2));
+    let neighbours = ["// SAFETY: for a.", "let a = unsafe { f() };", "let b = unsafe { g() };"];
+    assert!(has_own_safety_comment(&neighbours, 1));
+    assert!(!has_own_safety_comment(&neighbours, 2));
+    let across_a_gap = ["// SAFETY: for nothing below.", "", "unsafe { f() }"];
+    assert!(!has_own_safety_comment(&across_a_gap, 2));
+    let arms = ["// SAFETY: for the match.", "match m {", "    A => unsafe { f() },", "    B => unsafe { g() },"];
+    assert!(!has_own_safety_comment(&arms, 2));
+    assert!(!has_own_safety_comment(&arms, 3));
 }

@@ -3,11 +3,10 @@
 
 use dfgnn::{Backend, DeviceGraph, Gt, GtConfig, Plan, PlanOptions};
 use dfgnn_graphs::Csr;
-use dfgnn_reference::{Dims, Pattern, gt_backward, gt_forward, upcast};
+use dfgnn_reference::{Dims, Pattern, compare, gt_backward, gt_forward, upcast};
 
 use crate::inputs::GtInputs;
-use crate::report::{Report, describe};
-use crate::tolerance::{compare, no_nan};
+use crate::report::{Report, describe, no_nan};
 
 /// What one GT check runs: the feature shape, the scale, the inputs' magnitude and the forced
 /// plan options.

@@ -5,7 +5,7 @@ use std::fmt;
 use dfgnn::Plan;
 use dfgnn_graphs::{Csr, GraphStats};
 
-use crate::tolerance::Check;
+use dfgnn_reference::Check;
 
 /// The outcome of one passing check.
 #[derive(Clone, Debug)]
@@ -54,6 +54,19 @@ pub fn describe(graph: &Csr) -> String {
         s.self_loops,
         s.duplicate_edges
     )
+}
+
+/// `Err` naming the first NaN of `a`, if any: every output element must be written (the emulator
+/// fills unwritten device memory with NaN).
+pub fn no_nan(name: &str, a: &[f32]) -> Result<(), String> {
+    match a.iter().position(|x| x.is_nan()) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{name}[{i}] is NaN ({} NaN of {} elements): an element left unwritten or a NaN computed",
+            a.iter().filter(|x| x.is_nan()).count(),
+            a.len()
+        )),
+    }
 }
 
 /// `Err` naming the first element whose bits differ between two sets of named results.

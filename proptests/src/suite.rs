@@ -283,10 +283,26 @@ pub fn wide_features_fall_back_or_error(backend: &Backend) {
     tally.finish();
 }
 
-/// Large scores (|lse| up to about 300): every schedule's backward must stay within the rule.
-/// The fused backward recomputes α as `exp2(c·log2(e)·q·k − lse·log2(e))`, whose exponent carries
-/// about |lse|·2⁻²⁴ of rounding, where the naive f32 run's `exp(s − lse)` cancels exactly; its
-/// dv error grows with |lse| (1e-6 at |lse| ≈ 18, 1e-5 at 146) while the naive error does not.
+/// `Auto` runs every `H ≥ 1`, `F ≥ 1` (and is right): heads far wider than the fused kernels hold,
+/// odd widths past a power of two, many narrow heads, with vector and scalar loads.
+pub fn auto_runs_any_valid_shape(backend: &Backend) {
+    let mut tally = Tally::new("auto_runs_any_valid_shape");
+    let g = dfgnn_graphs::corner::duplicates();
+    let shapes = [(1, 2000), (3, 1025), (2, 4097), (1, 1028), (40, 3), (300, 1), (17, 130)];
+    for (h, f) in shapes {
+        for scalar_loads in [false, true] {
+            let options = PlanOptions { scalar_loads, ..PlanOptions::default() };
+            tally.record(check_gt(backend, &g, h, f, &options, 21).and_then(|r| honoured(&r, &options, &g)));
+            tally.record(check_agnn(backend, &g, h, f, &options, 21).and_then(|r| honoured(&r, &options, &g)));
+        }
+    }
+    tally.finish();
+}
+
+/// Large scores (|lse| up to about 300): every schedule's backward must stay within the rule. (A
+/// backward that recomputes α as `exp2(c·log2(e)·q·k − lse·log2(e))` fails it: that exponent
+/// carries about |lse|·2⁻²⁴ of rounding, where the naive f32 run's `exp(s − lse)` cancels exactly;
+/// the fused backward recomputes α from the forward's row maximum and `1/sum` instead.)
 pub fn fused_backward_keeps_naive_accuracy_at_large_scores(backend: &Backend) {
     let mut tally = Tally::new("fused_backward_keeps_naive_accuracy_at_large_scores");
     // The counter-example proptest shrank to: one row of 17 edges, 53 empty rows.

@@ -5,11 +5,7 @@
 use dfgnn::Backend;
 use dfgnn_proptests::cases::Budget;
 
-fn backend() -> Option<Backend> {
-    Some(Backend::emulator())
-}
-
-dfgnn_proptests::testgen_all!(backend(), Budget::EMULATOR);
+dfgnn_proptests::testgen_all!(Backend::emulator(), Budget::EMULATOR);
 
 #[test]
 #[ignore = "slow: the full H x F x schedule x forced-options cross product, about 3,800 checks, 7 minutes on the emulator"]

@@ -11,17 +11,18 @@
 //! - `cap = min(max_slots, hard cap)` with `max_slots` 1 by default, raised to `SPH` for wide
 //!   heads but never past the hard cap: 8 for the forward; for the backward 8 with scalar loads
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
-//! - level 1: rows of more than `split_threshold` (2048) edges split into `ceil(deg / chunk)`
-//!   chunks of `chunk_edges` (512) edges; `Auto` picks `row_split` when a row or column exceeds
-//!   the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel` when
-//!   no fused forward holds the shape;
+//! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
+//!   [32, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
+//!   of `chunk_edges = max(threshold / 4, 16)` edges; `Auto` picks `row_split` when a row or column
+//!   exceeds the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel`
+//!   when no fused forward holds the shape;
 //! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
 //!   exceeds 1, unless `natural_row_order`;
 //! - rows per block: the warps per block by default (4 for the forward's 128 threads, 2 for the
 //!   backward's 64); forced values below the warps per block are refused.
 
 use dfgnn::DeviceLimits;
-use dfgnn::plan::{DEFAULT_CHUNK_EDGES, GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan};
+use dfgnn::plan::{GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan, split_threshold};
 use dfgnn_graphs::Csr;
 
 /// The planner's view of a graph.
@@ -48,7 +49,7 @@ impl Shape {
             row_min_col: &self.min_col,
             row_max_col: &self.max_col,
         };
-        plan(&shape, heads, feat, DeviceLimits::h200().max_shared_per_block, options)
+        plan(&shape, heads, feat, &DeviceLimits::h200(), options)
             .unwrap_or_else(|e| panic!("H={heads} F={feat} {options:?}: {e}"))
     }
 }
@@ -167,21 +168,26 @@ fn super_node_rows_split_into_chunks() {
     let s = Shape::of(&g);
     let defaults = PlanOptions::default();
 
-    // Auto: row 0 exceeds 2048 edges, so row_split; ceil(5000 / 512) = 10 chunks.
+    // Auto: 5000 + 299·3 = 5897 edges, 5897 / (132·16) = 2, so the threshold is the least, 32,
+    // and chunks hold max(32 / 4, 16) = 16 edges. Row 0 exceeds it: row_split, ceil(5000 / 16) =
+    // 313 chunks.
     let p = s.plan(2, 32, &defaults);
     assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
     let fwd = p.forward.as_ref().unwrap();
     let split = fwd.rows.split.as_ref().expect("row 0 is split");
     assert_eq!(split.rows, vec![0]);
-    assert_eq!(split.chunk_edges, DEFAULT_CHUNK_EDGES);
-    assert_eq!(split.first_unit, vec![0, 10]);
-    assert_eq!(split.unit_rows, vec![0; 10]);
-    assert_eq!(split.unit_chunks, (0..10).collect::<Vec<u32>>());
+    assert_eq!(split.chunk_edges, 16);
+    assert_eq!(split.first_unit, vec![0, 313]);
+    assert_eq!(split.unit_rows, vec![0; 313]);
+    assert_eq!(split.unit_chunks, (0..313).collect::<Vec<u32>>());
     assert_eq!(fwd.rows.whole_count, 299);
     assert_eq!(fwd.rows.whole.as_deref(), Some(&(1..300).collect::<Vec<u32>>()[..]));
-    // No column exceeds 2048: the column pass splits nothing.
+    // Column 0 (318 > 32) splits into ceil(318 / 16) = 20 chunks; every other column (at most 19)
+    // is whole.
     let cols = p.backward_cols.as_ref().unwrap();
-    assert!(cols.rows.split.is_none() && cols.rows.whole_count == 300, "{p}");
+    let col_split = cols.rows.split.as_ref().expect("column 0 is split");
+    assert_eq!((col_split.rows.clone(), col_split.first_unit.clone()), (vec![0], vec![0, 20]), "{p}");
+    assert_eq!(cols.rows.whole_count, 299);
     // The row pass splits as the forward.
     assert_eq!(p.backward_rows.as_ref().unwrap().rows, fwd.rows);
 
@@ -200,9 +206,9 @@ fn super_node_rows_split_into_chunks() {
 }
 
 #[test]
-fn auto_picks_row_tiled_without_a_super_node() {
-    let g = super_node(false);
-    let s = Shape::of(&g);
+fn auto_picks_row_tiled_when_no_row_or_column_passes_the_threshold() {
+    // The ring: every row and column has 2 edges, far below the least threshold (32).
+    let s = Shape::of(&ring());
     let p = s.plan(2, 32, &PlanOptions::default());
     assert_eq!(p.schedule, Schedule::RowTiled, "{p}");
     assert!(p.forward.as_ref().unwrap().rows.split.is_none());
@@ -210,6 +216,25 @@ fn auto_picks_row_tiled_without_a_super_node() {
     let p = s.plan(2, 32, &PlanOptions { schedule: Schedule::RowSplit, ..PlanOptions::default() });
     assert_eq!(p.schedule, Schedule::RowSplit);
     assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+    // Without the hub, super_node's column 0 still has 302 in-edges (> 32): row_split, with the
+    // rows (3 edges each) whole.
+    let p = Shape::of(&super_node(false)).plan(2, 32, &PlanOptions::default());
+    assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
+    assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+    assert!(p.backward_cols.as_ref().unwrap().rows.split.is_some(), "{p}");
+}
+
+#[test]
+fn the_split_threshold_is_a_fair_share_of_one_wave() {
+    // E / (132 · 16 = 2112), rounded down to a power of two, within [32, 2048].
+    assert_eq!(split_threshold(367_662, 132), 128); // email-Enron: 174
+    assert_eq!(split_threshold(301_498, 132), 128); // pgp-strong-2009: 142
+    assert_eq!(split_threshold(96_872, 132), 32); // as-22july06: 45
+    assert_eq!(split_threshold(10_556, 132), 32); // Cora: 4, raised to the least
+    assert_eq!(split_threshold(0, 132), 32);
+    assert_eq!(split_threshold(13_961_842, 132), 2048); // pl-1M-d16: 6610, capped
+    assert_eq!(split_threshold(1_000_000, 1), 2048);
+    assert_eq!(split_threshold(600_000, 132), 256); // 284
 }
 
 #[test]
@@ -249,10 +274,11 @@ fn invalid_options_are_refused() {
         PlanOptions { schedule: Schedule::RowTiled, scalar_loads: true, ..PlanOptions::default() },
     ] {
         let feat = if options.scalar_loads { 2000 } else { 8 };
-        assert!(plan(&shape, 2, feat, 227 * 1024, &options).is_err(), "{options:?} should be refused");
+        assert!(plan(&shape, 2, feat, &DeviceLimits::h200(), &options).is_err(), "{options:?} should be refused");
     }
     // Auto falls back to edge_parallel for the same shape.
-    let p = plan(&shape, 2, 2000, 227 * 1024, &PlanOptions { scalar_loads: true, ..PlanOptions::default() }).unwrap();
+    let p = plan(&shape, 2, 2000, &DeviceLimits::h200(), &PlanOptions { scalar_loads: true, ..PlanOptions::default() })
+        .unwrap();
     assert_eq!(p.schedule, Schedule::EdgeParallel, "{p}");
 }
 
@@ -275,7 +301,7 @@ fn rows_per_block_default_to_the_warps_per_block() {
         row_max_col: &ring.max_col,
     };
     let options = PlanOptions { units_per_block: Some(2), ..PlanOptions::default() };
-    assert!(plan(&shape, 1, 7, 227 * 1024, &options).is_err());
+    assert!(plan(&shape, 1, 7, &DeviceLimits::h200(), &options).is_err());
 }
 
 #[test]

@@ -35,6 +35,10 @@ pub struct AgnnGrads<T> {
     pub dh: Vec<T>,
     /// `dL/dβ`, a scalar: `Σ_{e,h} ds_e,h · cos_e,h`.
     pub d_beta: T,
+    /// `Σ_{e,h} |ds_e,h · cos_e,h|`, the size of dβ's terms. Their sum cancels (each row's `ds`
+    /// sums to 0), so dβ's rounding error scales with this rather than with |dβ|: the magnitude
+    /// for [`compare_scalar`](crate::compare_scalar).
+    pub d_beta_magnitude: T,
 }
 
 /// Per node and head L2-normalised features and the clamped norms.
@@ -148,12 +152,13 @@ pub fn agnn_backward<T: Float>(
     let (grads, ds) = gt_backward_with_scores(pattern, dims, &hn, &hn, h, beta, out, lse, d_out)?;
     let cos = sddmm_dot(pattern, dims, &hn, &hn, T::one())?;
     let d_beta = ds.iter().zip(&cos).fold(T::zero(), |acc, (&g, &c)| acc + g * c);
+    let d_beta_magnitude = ds.iter().zip(&cos).fold(T::zero(), |acc, (&g, &c)| acc + (g * c).abs());
     let d_hn: Vec<T> = grads.dq.iter().zip(&grads.dk).map(|(&a, &b)| a + b).collect();
     let mut dh = l2_normalize_backward(n, dims, h, &d_hn)?;
     for (total, &through_v) in dh.iter_mut().zip(&grads.dv) {
         *total = *total + through_v;
     }
-    Ok(AgnnGrads { dh, d_beta })
+    Ok(AgnnGrads { dh, d_beta, d_beta_magnitude })
 }
 
 fn check_inputs<T>(op: &'static str, pattern: &Pattern<'_>, dims: Dims, h: &[T]) -> Result<(), RefError> {

@@ -44,7 +44,7 @@
 //! | [`gat`] | GAT, from features or from precomputed node scores |
 //! | [`gatv2`] | GATv2 (a score over the features: `⟨a, LeakyReLU(xl_j + xr_i)⟩`) |
 //! | [`agnn`] | AGNN (cosine attention with temperature β) |
-//! | [`precision`] | `f32`/`f64` conversions and the tolerance rule |
+//! | [`precision`] | the project's tolerance rule ([`compare`]), `f32`/`f64` conversions |
 //! | [`sparse`] | one head's attention matrix as a `sprs` CSR matrix |
 //!
 //! # Architecture invariant
@@ -80,5 +80,8 @@ pub use ops::{
     row_softmax_backward_with_delta, sddmm_backward, sddmm_dot, spmm, spmm_backward,
 };
 pub use pattern::{Dims, Pattern};
-pub use precision::{NAIVE_ERROR_FACTOR, downcast, max_abs_diff, naive_error_bound, upcast};
+pub use precision::{
+    Check, NAIVE_ERROR_FACTOR, RELATIVE_FLOOR, allowed_error, compare, compare_scalar, downcast, magnitude,
+    max_abs_diff, upcast,
+};
 pub use sparse::attention_csmat;

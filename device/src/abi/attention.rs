@@ -13,20 +13,26 @@ use crate::simt::{GSlice, GSliceMut};
 
 /// Which rows (or columns) a launch covers, and how: one warp per unit.
 ///
-/// Whole-row mode (`chunk_edges == 0`): unit `u` is row `unit_rows[u]` (or row `u` when
-/// `unit_rows` is empty), and results go straight to the outputs. Split mode (`chunk_edges > 0`):
-/// unit `u` covers edges `[offsets[r] + c·chunk_edges, …)` of row `r = unit_rows[u]`, chunk
-/// `c = unit_chunks[u]`, and writes a partial result at index `u` for a combine kernel to merge.
+/// Unit `u` belongs to row `unit_rows[u]` (or row `u` when `unit_rows` is empty). Units
+/// `split_first .. split_first + split_count` are chunks of split rows: unit `split_first + i`
+/// covers edges `[offsets[r] + c·chunk_edges, …)` of its row `r`, chunk `c = unit_chunks[i]`,
+/// and writes partial result `i` for a combine kernel to merge. Every other unit is a whole row
+/// and writes the outputs. Chunks sit between the long whole rows and the short ones, so that a
+/// launch starts its longest units first.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Units {
     /// `[U]` the row of each unit; empty for "unit u is row u".
     pub unit_rows: GSlice<u32>,
-    /// `[U]` the chunk of each unit (split mode); empty otherwise.
+    /// `[split_count]` the chunk index (within its row) of each chunk unit; empty when none.
     pub unit_chunks: GSlice<u32>,
     /// Number of units `U`.
     pub num_units: u32,
-    /// Edges per chunk in split mode; 0 for whole rows.
+    /// The first chunk unit.
+    pub split_first: u32,
+    /// Number of chunk units.
+    pub split_count: u32,
+    /// Edges per chunk.
     pub chunk_edges: u32,
     /// Units per block (at least the warps per block): block `b` takes units
     /// `[b·units_per_block, (b+1)·units_per_block)`, its warps in turn.
@@ -64,16 +70,16 @@ pub struct PassEdges {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ForwardOut {
-    /// `[N_dst, H, F]` output (whole-row mode).
+    /// `[N_dst, H, F]` output (whole rows).
     pub out: GSliceMut<f32>,
-    /// `[N_dst, H]` natural log-sum-exp of each row's scores, −∞ for an empty row (whole-row mode).
+    /// `[N_dst, H]` natural log-sum-exp of each row's scores, −∞ for an empty row (whole rows).
     pub lse: GSliceMut<f32>,
     /// `[N_dst, H, 2]` what the backward recomputes α from: the maximum score (base-2 units)
-    /// and the reciprocal of the sum the output was normalised by (whole-row mode).
+    /// and the reciprocal of the sum the output was normalised by (whole rows).
     pub stats: GSliceMut<f32>,
-    /// `[U, H, F]` unnormalised partial outputs (split mode).
+    /// `[U, H, F]` unnormalised partial outputs (chunk units).
     pub partial_acc: GSliceMut<f32>,
-    /// `[U, H, 2]` partial (max in base-2 units, sum of 2^(s − max)) (split mode).
+    /// `[U, H, 2]` partial (max in base-2 units, sum of 2^(s − max)) (chunk units).
     pub partial_ml: GSliceMut<f32>,
 }
 
@@ -90,9 +96,9 @@ pub struct RowGrads {
     pub d_out: GSlice<f32>,
     /// `[N_dst, H]` D = dO·o per row and head (written by whole rows and by chunk 0 of split rows).
     pub delta: GSliceMut<f32>,
-    /// `[N_dst, H, F]` gradient of the row's input (whole-row mode).
+    /// `[N_dst, H, F]` gradient of the row's input (whole rows).
     pub d_row: GSliceMut<f32>,
-    /// `[U, H, F]` partial gradient of the row's input, before the final scale (split mode).
+    /// `[U, H, F]` partial gradient of the row's input, before the final scale (chunk units).
     pub partial: GSliceMut<f32>,
 }
 
@@ -107,13 +113,13 @@ pub struct ColumnGrads {
     pub delta: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
     pub d_out: GSlice<f32>,
-    /// `[N_src, H, F]` gradient of the keys (whole-column mode).
+    /// `[N_src, H, F]` gradient of the keys (whole columns).
     pub d_key: GSliceMut<f32>,
-    /// `[N_src, H, F]` gradient of the values (whole-column mode).
+    /// `[N_src, H, F]` gradient of the values (whole columns).
     pub d_value: GSliceMut<f32>,
-    /// `[U, H, F]` partial key gradient, before the final scale (split mode).
+    /// `[U, H, F]` partial key gradient, before the final scale (chunk units).
     pub partial_d_key: GSliceMut<f32>,
-    /// `[U, H, F]` partial value gradient (split mode).
+    /// `[U, H, F]` partial value gradient (chunk units).
     pub partial_d_value: GSliceMut<f32>,
 }
 

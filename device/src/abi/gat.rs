@@ -29,7 +29,7 @@ pub struct GatFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatFwdParams {}
-const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 240);
+const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 248);
 
 /// `gat_group_*`: the `row_group` forward of GAT.
 #[repr(C)]
@@ -70,7 +70,7 @@ pub struct GatBwdRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdRowsParams {}
-const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 256);
+const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 264);
 
 /// `gat_bwd_cols_*`: the column pass of the backward over the CSC: `d er` and the features'
 /// gradient through the aggregation.
@@ -93,7 +93,7 @@ pub struct GatBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 272);
+const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 280);
 
 /// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`).
 #[repr(C)]

@@ -8,7 +8,7 @@
 use core::arch::asm;
 use core::arch::nvptx;
 
-use super::memory::Word;
+use super::word::{F4, Word};
 use super::{Dim3, ShuffleMode};
 
 #[inline(always)]
@@ -129,7 +129,7 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
     // SAFETY: reads a special register.
     unsafe { asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) size, options(pure, nomem, nostack)) };
     // Typed as `F4` so the module declares the region 16-byte aligned.
-    let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<super::F4>() as *mut u8;
+    let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<F4>() as *mut u8;
     (base, size as usize)
 }
 
@@ -197,7 +197,7 @@ pub fn global_slice_load_coherent<T: Word>(ptr: *mut T, _len: usize, index: usiz
 
 #[inline(always)]
 pub fn global_slice_store<T: Word>(ptr: *mut T, _len: usize, index: usize, value: T) {
-    // SAFETY: as above.
+    // SAFETY: the launch contract puts `index` in bounds of a live, writable allocation.
     unsafe { T::gpu_store_global(ptr.add(index), value) }
 }
 
@@ -222,7 +222,7 @@ pub fn global_atomic_add_u32(ptr: *mut u32, _len: usize, index: usize, value: u3
 #[inline(always)]
 pub fn global_atomic_max_u32(ptr: *mut u32, _len: usize, index: usize, value: u32) -> u32 {
     let r: u32;
-    // SAFETY: as above.
+    // SAFETY: the launch contract puts `index` in bounds of a live allocation.
     unsafe {
         asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.max.u32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack))
     };
@@ -232,7 +232,7 @@ pub fn global_atomic_max_u32(ptr: *mut u32, _len: usize, index: usize, value: u3
 #[inline(always)]
 pub fn global_atomic_add_f32(ptr: *mut f32, _len: usize, index: usize, value: f32) -> f32 {
     let r: f32;
-    // SAFETY: as above.
+    // SAFETY: the launch contract puts `index` in bounds of a live allocation.
     unsafe {
         asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {p}; atom.global.add.f32 {r}, [%g], {v}; }}", r = out(reg32) r, p = in(reg64) ptr.add(index), v = in(reg32) value, options(nostack))
     };
@@ -249,14 +249,17 @@ pub fn shared_slice_load<T: Word>(base: *mut T, _len: usize, index: usize) -> T 
 
 #[inline(always)]
 pub fn shared_slice_store<T: Word>(base: *mut T, _len: usize, index: usize, value: T) {
-    // SAFETY: as above.
+    // SAFETY: the launch sized the dynamic shared memory for every region the kernel carves, and
+    // the kernel keeps `index` inside its region.
     unsafe { base.add(index).write(value) }
 }
 
 #[inline(always)]
 pub fn shared_atomic_add_u32(base: *mut u32, _len: usize, index: usize, value: u32) -> u32 {
     let r: u32;
-    // SAFETY: as above; `cvta.to.shared` turns the generic address into the shared window's.
+    // SAFETY: the launch sized the dynamic shared memory for every region the kernel carves, and
+    // the kernel keeps `index` inside its region; `cvta.to.shared` turns the generic address into
+    // the shared window's.
     unsafe {
         asm!(
             "{{ .reg .u64 %s; cvta.to.shared.u64 %s, {p}; atom.shared.add.u32 {r}, [%s], {v}; }}",
@@ -269,7 +272,9 @@ pub fn shared_atomic_add_u32(base: *mut u32, _len: usize, index: usize, value: u
 #[inline(always)]
 pub fn shared_atomic_add_f32(base: *mut f32, _len: usize, index: usize, value: f32) -> f32 {
     let r: f32;
-    // SAFETY: as above.
+    // SAFETY: the launch sized the dynamic shared memory for every region the kernel carves, and
+    // the kernel keeps `index` inside its region; `cvta.to.shared` turns the generic address into
+    // the shared window's.
     unsafe {
         asm!(
             "{{ .reg .u64 %s; cvta.to.shared.u64 %s, {p}; atom.shared.add.f32 {r}, [%s], {v}; }}",

@@ -18,20 +18,22 @@
 //! | `atomic_add` on [`GSliceMut`] / [`SharedSlice`] | `atomicAdd` (`atom.global/shared.add`) | atomic read-modify-write |
 //! | [`math::exp2`], [`math::log2`], [`math::rcp`], [`math::rsqrt`] | `ex2/lg2/rcp/rsqrt.approx.ftz.f32` | the exact `std` function |
 //! | [`math::sqrt`], [`math::fma`] | `sqrt.rn.f32`, `fma.rn.f32` | `f32::sqrt`, `f32::mul_add` (bit-identical) |
-//! | [`kernel!`] | `extern "ptx-kernel" fn` | a plain `fn(&Params)` the emulator calls per thread |
+//! | [`kernel!`](crate::kernel!) | `extern "ptx-kernel" fn` | a plain `fn(&Params)` the emulator calls per thread |
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 #[cfg(target_arch = "nvptx64")]
 mod gpu;
 mod memory;
+mod word;
 
 #[cfg(not(target_arch = "nvptx64"))]
 use emu as backend;
 #[cfg(target_arch = "nvptx64")]
 use gpu as backend;
 
-pub use memory::{F2, F4, GSlice, GSliceMut, SharedMem, SharedSlice, Word, dynamic_shared};
+pub use memory::{GSlice, GSliceMut, SharedMem, SharedSlice, dynamic_shared};
+pub use word::{F2, F4, Word};
 
 /// Threads per warp. Kernels use this constant, never a literal 32.
 pub const WARP_SIZE: u32 = 32;

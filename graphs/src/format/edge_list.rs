@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
+use super::Edges;
 use super::text::{LineChunks, parse_uint, skip_blanks, split_lines, write_pairs};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
@@ -44,11 +45,19 @@ struct Piece {
     max_id: u64,
 }
 
-/// Reads an edge list from a stream; `name` is used in error messages.
+/// Reads an edge list from a stream with the default [`super::ReadOptions`]; `name` is used in
+/// error messages.
 ///
 /// # Errors
-/// [`GraphError::Io`] or [`GraphError::Text`] naming `name` and the line.
+/// [`GraphError::Io`] or [`GraphError::Text`] naming `name` and the line;
+/// [`GraphError::SparseIds`] for ids far above the edge count.
 pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
+    Ok(read_edges(reader, name)?.finish(name, &super::ReadOptions::default())?.graph)
+}
+
+/// Parses the edges: every vector the parser fills grows with the lines it has read, so memory
+/// is bounded by the input; the node counts are checked when the graph is built.
+pub(crate) fn read_edges<R: Read>(reader: R, name: &str) -> Result<Edges> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let mut chunks = LineChunks::new(reader);
     let mut parts: Vec<Vec<(u32, u32)>> = Vec::new();
@@ -89,12 +98,11 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
         }
     }
     let (num_dst, num_src) = match shape {
-        Some((d, s)) => (d as usize, s as usize),
-        None if any_edge => (max_id as usize + 1, max_id as usize + 1),
+        Some((d, s)) => (d, s),
+        None if any_edge => (max_id + 1, max_id + 1),
         None => (0, 0),
     };
-    let slices: Vec<&[(u32, u32)]> = parts.iter().map(Vec::as_slice).collect();
-    Csr::from_edge_slices(num_dst, num_src, &slices).map_err(|e| GraphError::content(name, e.to_string()))
+    Ok(Edges { num_dst, num_src, parts, sort_rows: false })
 }
 
 /// Looks for a `# dfgnn: num_dst=<a> num_src=<b>` line among the leading comments and blank

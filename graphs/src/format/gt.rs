@@ -19,8 +19,10 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+use super::Edges;
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
+use crate::limits::Limits;
 
 /// The magic string `⛾ gt` in UTF-8.
 const MAGIC: &[u8] = b"\xe2\x9b\xbe gt";
@@ -46,6 +48,7 @@ struct Input<R> {
     big_endian: bool,
     file: String,
     scratch: Vec<u8>,
+    limits: Limits,
 }
 
 impl<R: Read> Input<R> {
@@ -95,7 +98,7 @@ impl<R: Read> Input<R> {
     fn string(&mut self, what: &str) -> Result<Vec<u8>> {
         let at = self.offset;
         let len = self.uint(8, what)?;
-        if len > 1 << 32 {
+        if len > 1 << 32 || self.limits.check("a .gt string", len).is_err() {
             return Err(self.bad(at, format!("{what} claims {len} bytes")));
         }
         self.fill(len as usize, what)?;
@@ -119,17 +122,26 @@ fn width(n: u64) -> usize {
     }
 }
 
-/// Reads a `.gt` stream (uncompressed); `name` is used in error messages.
+/// Reads a `.gt` stream (uncompressed) with the default [`super::ReadOptions`]; `name` is used
+/// in error messages.
 ///
 /// # Errors
 /// [`GraphError::Io`] or [`GraphError::Binary`] naming `name` and the byte offset.
 pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
+    let options = super::ReadOptions::default();
+    Ok(read_edges(reader, name, &options.limits)?.finish(name, &options)?.graph)
+}
+
+/// Parses the file. Declared lengths are promises: vectors grow with the bytes actually read,
+/// and a string longer than the budget is refused before it is read.
+pub(crate) fn read_edges<R: Read>(reader: R, name: &str, limits: &Limits) -> Result<Edges> {
     let mut input = Input {
         reader: BufReader::with_capacity(1 << 20, reader),
         offset: 0,
         big_endian: false,
         file: name.to_string(),
         scratch: Vec::new(),
+        limits: *limits,
     };
     input.fill(6, "the magic string")?;
     if input.scratch != MAGIC {
@@ -193,9 +205,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
         return Err(input.bad(input.offset, "trailing data after the property maps"));
     }
     let (num_dst, num_src) = shape.unwrap_or((n, n));
-    let g = Csr::from_edges(num_dst as usize, num_src as usize, &edges)
-        .map_err(|e| GraphError::content(name, e.to_string()))?;
-    Ok(if directed { g } else { g.sort_rows() })
+    Ok(Edges { num_dst, num_src, parts: vec![edges], sort_rows: !directed })
 }
 
 /// Parses (and drops) the property maps; returns the dfgnn shape if both properties are there.

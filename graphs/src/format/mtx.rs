@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
+use super::Edges;
 use super::text::{LineChunks, is_blank, parse_uint, skip_blanks, token, write_pairs};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
@@ -42,11 +43,19 @@ enum State {
     Entries { rows: u64, cols: u64, expected: u64 },
 }
 
-/// Reads a Matrix Market stream; `name` is used in error messages.
+/// Reads a Matrix Market stream with the default [`super::ReadOptions`]; `name` is used in
+/// error messages.
 ///
 /// # Errors
-/// [`GraphError::Io`] or [`GraphError::Text`] naming `name` and the line.
+/// [`GraphError::Io`] or [`GraphError::Text`] naming `name` and the line;
+/// [`GraphError::SparseIds`] for a size line far above the entry count.
 pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
+    Ok(read_edges(reader, name)?.finish(name, &super::ReadOptions::default())?.graph)
+}
+
+/// Parses the entries. The size line's counts are promises: the edge vector grows with the
+/// entries actually read, and the node counts are checked when the graph is built.
+pub(crate) fn read_edges<R: Read>(reader: R, name: &str) -> Result<Edges> {
     let mut chunks = LineChunks::new(reader);
     let mut state = State::Banner;
     let mut field = Field::Pattern;
@@ -77,7 +86,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
                     let (rows, cols, expected) = (next("row count")?, next("column count")?, next("entry count")?);
                     skip_blanks(line, &mut pos);
                     if pos != line.len() {
-                        return Err(err(line_no, format!("unexpected {:?} after the size line", token(line, pos))));
+                        return Err(err(line_no, format!("unexpected {} after the size line", token(line, pos))));
                     }
                     if rows > MAX_NODES || cols > MAX_NODES {
                         return Err(err(line_no, format!("{rows} x {cols} exceeds 2^32 nodes (u32 ids)")));
@@ -85,7 +94,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
                     if symmetric && rows != cols {
                         return Err(err(line_no, format!("a symmetric matrix must be square, got {rows} x {cols}")));
                     }
-                    edges.reserve(expected.min(1 << 28) as usize * if symmetric { 2 } else { 1 });
+                    edges.reserve(expected.min(1 << 16) as usize);
                     state = State::Entries { rows, cols, expected };
                 }
                 State::Entries { rows, cols, expected } => {
@@ -124,7 +133,7 @@ pub fn read_from<R: Read>(reader: R, name: &str) -> Result<Csr> {
             if entries != expected {
                 return Err(err(line_no, format!("file ends after {entries} of {expected} entries")));
             }
-            Csr::from_edges(rows as usize, cols as usize, &edges).map_err(|e| GraphError::content(name, e.to_string()))
+            Ok(Edges { num_dst: rows, num_src: cols, parts: vec![edges], sort_rows: false })
         }
     }
 }
@@ -153,8 +162,8 @@ fn parse_banner(line: &[u8]) -> std::result::Result<(Field, bool), String> {
             Err("dense (array) matrices are not graphs; need coordinate".into())
         }
         _ => Err(format!(
-            "expected \"%%MatrixMarket matrix coordinate <field> <symmetry>\", found {:?}",
-            String::from_utf8_lossy(&line[..line.len().min(80)])
+            "expected \"%%MatrixMarket matrix coordinate <field> <symmetry>\", found {}",
+            crate::error::preview(line)
         )),
     }
 }
@@ -181,13 +190,13 @@ fn check_values(line: &[u8], mut pos: usize, field: Field) -> std::result::Resul
             return Err(if start == pos {
                 format!("missing value {} of the entry", k + 1)
             } else {
-                format!("value {:?} is not a number", token(line, start))
+                format!("value {} is not a number", token(line, start))
             });
         }
     }
     skip_blanks(line, &mut pos);
     if pos != line.len() {
-        return Err(format!("unexpected {:?} after the entry", token(line, pos)));
+        return Err(format!("unexpected {} after the entry", token(line, pos)));
     }
     Ok(())
 }

@@ -1,8 +1,15 @@
-//! NumPy `.npy` arrays (format versions 1.0, 2.0 and 3.0): parsing into a typed, little-endian
-//! buffer and writing.
+//! NumPy `.npy` arrays (format versions 1.0, 2.0 and 3.0).
+//!
+//! The header dict and element decoding come from the `npyz` crate. This module adds what a
+//! reader of untrusted files needs on top: a bounded header (numpy's own 10,000-byte limit,
+//! with little nesting), a shape whose element count cannot overflow and that the bytes back
+//! exactly, the element types this crate reads, and errors that name the file and byte offset.
 
 use std::io::{self, Write};
 
+use npyz::{TypeChar, TypeStr, WriterBuilder};
+
+use crate::error::preview;
 use crate::error::{GraphError, Result};
 
 /// The element types this crate reads.
@@ -32,21 +39,10 @@ impl DType {
         }
     }
 
-    /// The size of the unit that byte order applies to.
-    fn swap_unit(self) -> usize {
-        match self {
-            DType::Bool | DType::Bytes(_) => 1,
-            DType::Unicode(_) => 4,
-            DType::Int(s) | DType::UInt(s) | DType::Float(s) => s,
-        }
-    }
-
-    /// The NumPy descriptor (little-endian).
+    /// The little-endian descriptor string, e.g. `<i8`.
     pub fn descr(self) -> String {
         match self {
-            DType::Bool => "|b1".into(),
-            DType::Int(1) => "|i1".into(),
-            DType::UInt(1) => "|u1".into(),
+            DType::Bool => "|b1".to_string(),
             DType::Int(s) => format!("<i{s}"),
             DType::UInt(s) => format!("<u{s}"),
             DType::Float(s) => format!("<f{s}"),
@@ -54,23 +50,65 @@ impl DType {
             DType::Unicode(n) => format!("<U{n}"),
         }
     }
+
+    /// The crate's type for an `npyz` type string, if it is one this crate reads.
+    fn of(t: &TypeStr) -> Option<DType> {
+        let size = usize::try_from(t.size_field()).ok()?;
+        Some(match (t.type_char(), size) {
+            (TypeChar::Bool, 1) => DType::Bool,
+            (TypeChar::Int, 1 | 2 | 4 | 8) => DType::Int(size),
+            (TypeChar::Uint, 1 | 2 | 4 | 8) => DType::UInt(size),
+            (TypeChar::Float, 4 | 8) => DType::Float(size),
+            (TypeChar::ByteStr, _) => DType::Bytes(size),
+            (TypeChar::UnicodeStr, _) => DType::Unicode(size),
+            _ => return None,
+        })
+    }
+
+    /// The `npyz` dtype with this descriptor.
+    fn npyz(self) -> io::Result<npyz::DType> {
+        let t: TypeStr = self.descr().parse().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        Ok(npyz::DType::Plain(t))
+    }
 }
 
-/// A parsed array: element type, shape and the data in little-endian C order.
-#[derive(Clone, Debug, PartialEq)]
+/// A parsed array: element type, shape and the elements as stored.
+#[derive(Clone)]
 pub struct Array {
     /// The element type.
     pub dtype: DType,
     /// The shape (empty for a 0-d array).
     pub shape: Vec<usize>,
-    /// The raw elements, little-endian, C order.
+    /// The raw elements in C order, in the file's byte order (see [`Array::big_endian`]).
     pub data: Vec<u8>,
+    /// Whether multi-byte elements are stored big-endian.
+    pub big_endian: bool,
     /// The byte offset of the data in the `.npy` stream (for error messages).
     pub data_offset: u64,
+    /// The header as `npyz` parsed it, for decoding.
+    header: npyz::NpyHeader,
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("dtype", &self.dtype)
+            .field("shape", &self.shape)
+            .field("bytes", &self.data.len())
+            .field("big_endian", &self.big_endian)
+            .field("data_offset", &self.data_offset)
+            .finish()
+    }
 }
 
 /// The magic string of `.npy` files.
 const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// The longest header accepted: numpy's own default limit (`max_header_size` of `np.load`).
+const MAX_HEADER: usize = 10_000;
+
+/// The deepest bracket nesting accepted in a header (real ones nest 2 deep).
+const MAX_NESTING: usize = 16;
 
 /// Parses a whole `.npy` image; `name` is used in error messages.
 ///
@@ -91,124 +129,107 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Array> {
         }
         v => return Err(bad(6, format!("unsupported .npy version {v}.{}", bytes[7]))),
     };
+    if header_len > MAX_HEADER {
+        return Err(bad(8, format!("header of {header_len} bytes is longer than numpy's limit of {MAX_HEADER}")));
+    }
     let data_start = header_start + header_len;
     if bytes.len() < data_start {
         return Err(bad(bytes.len(), format!("truncated header: needs {data_start} bytes")));
     }
-    let header = std::str::from_utf8(&bytes[header_start..data_start])
-        .map_err(|_| bad(header_start, "header is not text".into()))?;
-    let (descr, fortran, shape) = parse_header(header).map_err(|m| bad(header_start, m))?;
-    let (dtype, big_endian) = parse_descr(&descr).map_err(|m| bad(header_start, m))?;
+    let text = std::str::from_utf8(&bytes[header_start..data_start])
+        .map_err(|_| bad(header_start, format!("header is not text: {}", preview(&bytes[header_start..data_start]))))?;
+    let shape = check_header_text(text).map_err(|m| bad(header_start, m))?;
+    let header = npyz::NpyHeader::from_reader(&bytes[..data_start]).map_err(|e| {
+        bad(
+            header_start,
+            format!(
+                "header is not a valid .npy dict ({e}); expected {{'descr': <type>, 'fortran_order': True or False, \
+                 'shape': (<dims>,)}}, found {}",
+                preview(text.as_bytes())
+            ),
+        )
+    })?;
+    let npyz::DType::Plain(type_str) = header.dtype() else {
+        return Err(bad(header_start, format!("unsupported dtype {} (structured arrays)", header.dtype().descr())));
+    };
+    let dtype = DType::of(&type_str)
+        .ok_or_else(|| bad(header_start, format!("unsupported dtype {:?}", type_str.to_string())))?;
+    let header_shape: Vec<usize> = header.shape().iter().map(|&d| d as usize).collect();
+    if header_shape != shape {
+        return Err(bad(header_start, format!("shape {header_shape:?} does not match the header text {shape:?}")));
+    }
     let count = shape
         .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .and_then(|c| c.checked_mul(dtype.size()))
+        .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| bad(header_start, format!("shape {shape:?} is too large")))?;
     let available = bytes.len() - data_start;
     if available < count {
         return Err(bad(
             bytes.len(),
-            format!("truncated data: shape {shape:?} of {descr} needs {count} bytes, {available} present"),
+            format!("truncated data: shape {shape:?} of {type_str} needs {count} bytes, {available} present"),
         ));
     }
     if available > count {
         return Err(bad(data_start + count, format!("{} bytes of trailing data", available - count)));
     }
-    if fortran && shape.iter().filter(|&&d| d > 1).count() > 1 {
+    if header.order() == npyz::Order::Fortran && shape.iter().filter(|&&d| d > 1).count() > 1 {
         return Err(bad(header_start, "Fortran-order arrays are not supported".into()));
     }
-    let mut data = bytes[data_start..].to_vec();
-    let unit = dtype.swap_unit();
-    if big_endian && unit > 1 {
-        data.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
-    }
-    Ok(Array { dtype, shape, data, data_offset: data_start as u64 })
+    Ok(Array {
+        dtype,
+        shape,
+        data: bytes[data_start..].to_vec(),
+        big_endian: type_str.endianness() == npyz::Endianness::Big,
+        data_offset: data_start as u64,
+        header,
+    })
 }
 
-/// Parses the header dict: `{'descr': '<i8', 'fortran_order': False, 'shape': (3, 4), }`.
-fn parse_header(header: &str) -> std::result::Result<(String, bool, Vec<usize>), String> {
-    let body = header
-        .trim_end_matches(['\n', ' ', '\0'])
-        .strip_prefix('{')
-        .and_then(|h| h.strip_suffix('}'))
-        .ok_or_else(|| format!("header is not a dict: {header:?}"))?;
-    let mut descr = None;
-    let mut fortran = None;
-    let mut shape = None;
-    let mut rest = body.trim_start();
-    while !rest.is_empty() {
-        let (key, after) = quoted(rest).ok_or_else(|| format!("expected a quoted key at {rest:?}"))?;
-        let after = after.trim_start().strip_prefix(':').ok_or("expected ':' after a key")?.trim_start();
-        rest = match key {
-            "descr" => {
-                let (value, after) = quoted(after).ok_or("descr must be a simple type string")?;
-                descr = Some(value.to_string());
-                after
+/// Checks the header text before `npyz` parses it: bounded nesting (its parser recurses), and
+/// a `shape` tuple of integers whose product, ignoring zeros, fits 64 bits (`npyz` multiplies
+/// the dimensions unchecked). Returns the shape.
+fn check_header_text(text: &str) -> std::result::Result<Vec<usize>, String> {
+    let mut depth = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(format!("header nests deeper than {MAX_NESTING} brackets"));
+                }
             }
-            "fortran_order" => {
-                let (value, after) = if let Some(a) = after.strip_prefix("True") {
-                    (true, a)
-                } else if let Some(a) = after.strip_prefix("False") {
-                    (false, a)
-                } else {
-                    return Err("fortran_order must be True or False".into());
-                };
-                fortran = Some(value);
-                after
-            }
-            "shape" => {
-                let inner = after.strip_prefix('(').ok_or("shape must be a tuple")?;
-                let close = inner.find(')').ok_or("unclosed shape tuple")?;
-                let dims = inner[..close]
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|d| !d.is_empty())
-                    .map(|d| d.trim_end_matches('L').parse::<usize>().map_err(|_| format!("bad dimension {d:?}")))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                shape = Some(dims);
-                &inner[close + 1..]
-            }
-            other => return Err(format!("unknown header key {other:?}")),
-        };
-        rest = rest.trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
     }
-    match (descr, fortran, shape) {
-        (Some(d), Some(f), Some(s)) => Ok((d, f, s)),
-        _ => Err("header needs descr, fortran_order and shape".into()),
+    let key = ["'shape'", "\"shape\""]
+        .iter()
+        .find_map(|k| text.find(k).map(|at| at + k.len()))
+        .ok_or("header has no 'shape' key")?;
+    let rest = text[key..].trim_start().strip_prefix(':').ok_or("expected ':' after 'shape'")?.trim_start();
+    let inner = rest.strip_prefix('(').ok_or("shape must be a tuple")?;
+    let close = inner.find(')').ok_or("unclosed shape tuple")?;
+    let dims = inner[..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            d.trim_end_matches('L').parse::<usize>().map_err(|_| format!("bad dimension {}", preview(d.as_bytes())))
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if dims.iter().filter(|&&d| d != 0).try_fold(1u64, |acc, &d| acc.checked_mul(d as u64)).is_none() {
+        return Err(format!("shape {dims:?} is too large"));
     }
+    Ok(dims)
 }
 
-/// Splits `'text'rest` (or with double quotes) into `text` and `rest`.
-fn quoted(s: &str) -> Option<(&str, &str)> {
-    let q = s.chars().next().filter(|&c| c == '\'' || c == '"')?;
-    let end = s[1..].find(q)?;
-    Some((&s[1..1 + end], &s[2 + end..]))
-}
-
-/// Parses a descriptor like `<i8`; returns the type and whether the data is big-endian.
-fn parse_descr(descr: &str) -> std::result::Result<(DType, bool), String> {
-    let bad = || format!("unsupported dtype {descr:?}");
-    let mut chars = descr.chars();
-    let order = chars.next().ok_or_else(bad)?;
-    let big_endian = match order {
-        '<' | '|' => false,
-        '>' => true,
-        '=' => cfg!(target_endian = "big"),
-        _ => return Err(bad()),
-    };
-    let kind = chars.next().ok_or_else(bad)?;
-    let size: usize = chars.as_str().parse().map_err(|_| bad())?;
-    let dtype = match (kind, size) {
-        ('b', 1) => DType::Bool,
-        ('i', 1 | 2 | 4 | 8) => DType::Int(size),
-        ('u', 1 | 2 | 4 | 8) => DType::UInt(size),
-        ('f', 4 | 8) => DType::Float(size),
-        ('S', _) => DType::Bytes(size),
-        ('U', _) => DType::Unicode(size),
-        _ => return Err(bad()),
-    };
-    Ok((dtype, big_endian))
+/// Decodes every element of `array` as `T` with `npyz`, widened to `i128`.
+fn widen<'a, T>(array: &'a Array) -> Option<Box<dyn Iterator<Item = i128> + 'a>>
+where
+    T: npyz::Deserialize + Into<i128> + 'a,
+{
+    let reader = array.npyz_file().data::<T>().ok()?;
+    Some(Box::new(reader.map(|v| v.map_or(0, Into::into))))
 }
 
 impl Array {
@@ -222,30 +243,26 @@ impl Array {
         self.len() == 0
     }
 
-    /// The elements of an integer array as `i128` (wide enough for every integer dtype).
-    fn integers(&self) -> Option<impl Iterator<Item = i128> + '_> {
-        let (signed, size) = match self.dtype {
-            DType::Int(s) => (true, s),
-            DType::UInt(s) => (false, s),
-            DType::Bool => (false, 1),
-            _ => return None,
-        };
-        if !matches!(size, 1 | 2 | 4 | 8) {
-            return None;
+    /// The array as an `npyz` file over the data bytes.
+    fn npyz_file(&self) -> npyz::NpyFile<&[u8]> {
+        npyz::NpyFile::with_header(self.header.clone(), &self.data[..])
+    }
+
+    /// The elements of an integer (or bool) array as `i128`, wide enough for every integer
+    /// dtype.
+    fn integers(&self) -> Option<Box<dyn Iterator<Item = i128> + '_>> {
+        match self.dtype {
+            DType::Bool => Some(Box::new(self.data.iter().map(|&b| b as i128))),
+            DType::Int(1) => widen::<i8>(self),
+            DType::Int(2) => widen::<i16>(self),
+            DType::Int(4) => widen::<i32>(self),
+            DType::Int(8) => widen::<i64>(self),
+            DType::UInt(1) => widen::<u8>(self),
+            DType::UInt(2) => widen::<u16>(self),
+            DType::UInt(4) => widen::<u32>(self),
+            DType::UInt(8) => widen::<u64>(self),
+            _ => None,
         }
-        Some(self.data.chunks_exact(size).map(move |c| {
-            let mut b = [0u8; 8];
-            b[..size].copy_from_slice(c);
-            let raw = u64::from_le_bytes(b);
-            if signed && size < 8 {
-                let shift = 64 - 8 * size as u32;
-                (((raw << shift) as i64) >> shift) as i128
-            } else if signed {
-                raw as i64 as i128
-            } else {
-                raw as i128
-            }
-        }))
     }
 
     /// The elements converted to an integer type, checking each value's range.
@@ -262,18 +279,20 @@ impl Array {
             ));
         };
         let size = self.dtype.size() as u64;
-        values
-            .enumerate()
-            .map(|(k, v)| if (lo..=hi).contains(&v) { T::try_from(v).map_err(|_| k) } else { Err(k) })
-            .collect::<std::result::Result<Vec<T>, usize>>()
-            .map_err(|k| {
-                let v = self.integers().and_then(|mut it| it.nth(k)).unwrap_or_default();
-                GraphError::binary(
-                    name,
-                    self.data_offset + k as u64 * size,
-                    format!("element {k} = {v} is outside {lo}..={hi}"),
-                )
-            })
+        let mut out = Vec::with_capacity(self.len());
+        for (k, v) in values.enumerate() {
+            match T::try_from(v) {
+                Ok(x) if (lo..=hi).contains(&v) => out.push(x),
+                _ => {
+                    return Err(GraphError::binary(
+                        name,
+                        self.data_offset + k as u64 * size,
+                        format!("element {k} = {v} is outside {lo}..={hi}"),
+                    ));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The elements as `f32` (from `f32`, or from `f64` by rounding).
@@ -281,16 +300,13 @@ impl Array {
     /// # Errors
     /// [`GraphError::Binary`] when the dtype is not a float type.
     pub fn to_f32(&self, name: &str) -> Result<Vec<f32>> {
+        let wrong = || GraphError::binary(name, 0, format!("expected a float array, found {}", self.dtype.descr()));
+        let file = self.npyz_file();
+        let at = |e: io::Error| GraphError::binary(name, self.data_offset, format!("cannot decode floats: {e}"));
         match self.dtype {
-            DType::Float(4) => {
-                Ok(self.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-            }
-            DType::Float(8) => Ok(self
-                .data
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32)
-                .collect()),
-            _ => Err(GraphError::binary(name, 0, format!("expected a float array, found {}", self.dtype.descr()))),
+            DType::Float(4) => file.into_vec::<f32>().map_err(at),
+            DType::Float(8) => Ok(file.into_vec::<f64>().map_err(at)?.into_iter().map(|v| v as f32).collect()),
+            _ => Err(wrong()),
         }
     }
 
@@ -309,7 +325,10 @@ impl Array {
             DType::Unicode(_) => Some(
                 self.data
                     .chunks_exact(4)
-                    .filter_map(|c| char::from_u32(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                    .filter_map(|c| {
+                        let b = [c[0], c[1], c[2], c[3]];
+                        char::from_u32(if self.big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+                    })
                     .collect::<String>()
                     .trim_end_matches('\0')
                     .to_string(),
@@ -319,29 +338,20 @@ impl Array {
     }
 }
 
-/// The `.npy` v1.0 header (or v2.0 when it does not fit) for an array, padded to 64 bytes.
-pub fn header(dtype: DType, shape: &[usize]) -> Vec<u8> {
-    let dims = match shape {
-        [d] => format!("({d},)"),
-        _ => format!("({})", shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
-    };
-    let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}", dtype.descr());
-    let fixed_v1 = MAGIC.len() + 4;
-    let (version, fixed) = if fixed_v1 + dict.len() + 1 < 65536 { (1u8, fixed_v1) } else { (2u8, fixed_v1 + 2) };
-    let total = (fixed + dict.len() + 1).next_multiple_of(64);
-    let header_len = total - fixed;
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[version, 0]);
-    if version == 1 {
-        out.extend_from_slice(&(header_len as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(header_len as u32).to_le_bytes());
-    }
-    out.extend_from_slice(dict.as_bytes());
-    out.resize(total - 1, b' ');
-    out.push(b'\n');
-    out
+/// The `.npy` header `npyz` writes for a dtype and shape (v1.0, or v2.0 when it does not fit).
+fn header_bytes(dtype: &npyz::DType, shape: &[u64]) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    npyz::WriteOptions::new_header_only().dtype(dtype.clone()).shape(shape).writer(&mut out).write_header_only()?;
+    Ok(out)
+}
+
+/// The `.npy` header for an array of `dtype` and `shape`.
+///
+/// # Errors
+/// Only for a descriptor `npyz` cannot express (none of [`DType`]'s).
+pub fn header(dtype: DType, shape: &[usize]) -> io::Result<Vec<u8>> {
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    header_bytes(&dtype.npyz()?, &shape)
 }
 
 /// Writes a whole `.npy` array whose little-endian data is `data`.
@@ -349,7 +359,7 @@ pub fn header(dtype: DType, shape: &[usize]) -> Vec<u8> {
 /// # Errors
 /// Any I/O error of the writer.
 pub fn write<W: Write>(mut w: W, dtype: DType, shape: &[usize], data: &[u8]) -> io::Result<()> {
-    w.write_all(&header(dtype, shape))?;
+    w.write_all(&header(dtype, shape)?)?;
     w.write_all(data)
 }
 
@@ -386,6 +396,8 @@ mod tests {
         let f = parse(&npy("<f8", "(1, 1)", &2.5f64.to_le_bytes()), "f").unwrap();
         assert_eq!(f.to_f32("f").unwrap(), vec![2.5]);
         assert!(f.to_ints::<i64>("f", 0, 1).is_err());
+        let big = parse(&npy(">f4", "(1,)", &1.5f32.to_be_bytes()), "g").unwrap();
+        assert_eq!(big.to_f32("g").unwrap(), vec![1.5]);
     }
 
     #[test]
@@ -400,6 +412,9 @@ mod tests {
             (npy("<i8", "(x,)", &[]), "bad dimension"),
             (npy_with("<i8", "True", "(2, 2)", &[0; 32]), "Fortran"),
             (npy_with("<i8", "Maybe", "(2,)", &[0; 16]), "True or False"),
+            (npy("<i8", "(4294967296, 4294967296)", &[]), "too large"),
+            (npy("<i8", "(0, 4294967296, 4294967296)", &[]), "too large"),
+            (npy(&"[".repeat(40), "(1,)", &[]), "nests deeper"),
         ] {
             let e = parse(&bytes, "bad.npy").unwrap_err();
             assert!(e.to_string().contains(needle), "{needle}: {e}");
@@ -415,6 +430,6 @@ mod tests {
         let a = parse(&out, "rt").unwrap();
         assert_eq!((a.dtype, a.shape.clone()), (DType::UInt(4), vec![2, 3]));
         assert_eq!(a.data, data);
-        assert_eq!(header(DType::Int(8), &[5]).len() % 64, 0);
+        assert_eq!(header(DType::Int(8), &[5]).unwrap().len() % 64, 0);
     }
 }

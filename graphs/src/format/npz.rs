@@ -13,15 +13,21 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Cursor, Read, Seek, Write};
 use std::path::Path;
 
+use zip::result::ZipError;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
 use super::npy::{self, Array, DType};
-use super::zip::{ZipReader, ZipWriter};
+use super::{Loaded, ReadOptions};
 use crate::csr::{Csr, MAX_NODES};
 use crate::error::{GraphError, Result};
+use crate::limits::Limits;
 
 /// An open `.npz` archive: read its arrays by name.
 pub struct NpzArchive<R> {
-    zip: ZipReader<R>,
+    zip: ZipArchive<R>,
     file: String,
+    limits: Limits,
 }
 
 impl NpzArchive<BufReader<File>> {
@@ -30,10 +36,30 @@ impl NpzArchive<BufReader<File>> {
     /// # Errors
     /// [`GraphError::Io`] or [`GraphError::Binary`] when it is not a readable ZIP archive.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        NpzArchive::open_with(path, Limits::default())
+    }
+
+    /// Opens an archive file whose members are read within `limits`.
+    ///
+    /// # Errors
+    /// As [`NpzArchive::open`].
+    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| GraphError::io(&name, e))?;
-        NpzArchive::new(BufReader::new(file), &name)
+        Ok(NpzArchive { limits, ..NpzArchive::new(BufReader::new(file), &name)? })
+    }
+}
+
+/// A ZIP error as a located error: `offset` is where the failing structure starts.
+fn zip_error(file: &str, offset: u64, what: &str, e: ZipError) -> GraphError {
+    match e {
+        ZipError::Io(e)
+            if e.kind() != std::io::ErrorKind::InvalidData && e.kind() != std::io::ErrorKind::UnexpectedEof =>
+        {
+            GraphError::io(file, e)
+        }
+        e => GraphError::binary(file, offset, format!("{what}: {e}")),
     }
 }
 
@@ -42,13 +68,16 @@ impl<R: Read + Seek> NpzArchive<R> {
     ///
     /// # Errors
     /// [`GraphError::Binary`] when it is not a readable ZIP archive.
-    pub fn new(reader: R, file: &str) -> Result<Self> {
-        Ok(NpzArchive { zip: ZipReader::open(reader, file)?, file: file.to_string() })
+    pub fn new(mut reader: R, file: &str) -> Result<Self> {
+        let len = reader.seek(std::io::SeekFrom::End(0)).map_err(|e| GraphError::io(file, e))?;
+        let zip = ZipArchive::new(reader)
+            .map_err(|e| zip_error(file, len, "not a ZIP archive (its directory is found from the end)", e))?;
+        Ok(NpzArchive { zip, file: file.to_string(), limits: Limits::default() })
     }
 
     /// The array names (member names without `.npy`).
     pub fn names(&self) -> Vec<String> {
-        self.zip.entries.iter().map(|e| e.name.trim_end_matches(".npy").to_string()).collect()
+        self.zip.file_names().filter_map(|n| n.ok()).map(|n| n.trim_end_matches(".npy").to_string()).collect()
     }
 
     /// Whether the archive holds an array called `key`.
@@ -61,17 +90,48 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// # Errors
     /// [`GraphError::Content`] when it is missing; [`GraphError::Binary`] when it is malformed.
     pub fn array(&mut self, key: &str) -> Result<Array> {
-        let member = format!("{key}.npy");
-        let entry = self.zip.entries.iter().find(|e| e.name == member || e.name == key).cloned().ok_or_else(|| {
-            GraphError::content(&self.file, format!("missing array {key:?} (has {:?})", self.names()))
-        })?;
-        let bytes = self.zip.read(&entry)?;
+        let member = [format!("{key}.npy"), key.to_string()]
+            .into_iter()
+            .find(|m| self.zip.index_for_name(m).is_some())
+            .ok_or_else(|| {
+                GraphError::content(&self.file, format!("missing array {key:?} (has {:?})", self.names()))
+            })?;
+        let file = self.file.clone();
+        let mut entry = self.zip.by_name(&member).map_err(|e| zip_error(&file, 0, &member, e))?;
+        let at = entry.data_start().unwrap_or_else(|| entry.header_start());
+        let size = entry.size();
+        self.limits
+            .check("an .npz member", size)
+            .map_err(|e| GraphError::binary(&file, at, format!("{member}: {e}")))?;
+        let mut bytes = Vec::with_capacity(size.min(1 << 30) as usize);
+        (&mut entry)
+            .take(size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| GraphError::binary(&file, at, format!("cannot read member {member}: {e}")))?;
+        if bytes.len() as u64 != size {
+            return Err(GraphError::binary(
+                &file,
+                at,
+                format!("member {member} holds {} bytes, the directory says {size}", bytes.len()),
+            ));
+        }
+        drop(entry);
         npy::parse(&bytes, &self.member_name(key))
     }
 
     /// `file:key.npy`, the name errors inside a member carry.
     pub fn member_name(&self, key: &str) -> String {
         format!("{}:{key}.npy", self.file)
+    }
+
+    /// Reads the sparse matrix in the archive as a graph, checked or relabelled as `options`
+    /// say (the archive's own budget applies to its members).
+    ///
+    /// # Errors
+    /// As [`NpzArchive::csr`], plus [`GraphError::SparseIds`] and [`GraphError::OverBudget`].
+    pub fn load(&mut self, options: &ReadOptions) -> Result<Loaded> {
+        let graph = self.csr()?;
+        super::finish_csr(graph, &self.file, options)
     }
 
     /// Reads the sparse matrix in the archive as a graph.
@@ -140,7 +200,7 @@ impl<R: Read + Seek> NpzArchive<R> {
 /// # Errors
 /// As [`NpzArchive::csr`], plus I/O errors.
 pub fn read(path: impl AsRef<Path>) -> Result<Csr> {
-    NpzArchive::open(path)?.csr()
+    Ok(NpzArchive::open(path)?.load(&ReadOptions::default())?.graph)
 }
 
 /// Reads a scipy sparse `.npz` image held in memory.
@@ -148,7 +208,15 @@ pub fn read(path: impl AsRef<Path>) -> Result<Csr> {
 /// # Errors
 /// As [`NpzArchive::csr`].
 pub fn read_bytes(bytes: &[u8], name: &str) -> Result<Csr> {
-    NpzArchive::new(Cursor::new(bytes), name)?.csr()
+    Ok(read_bytes_with(bytes, name, &ReadOptions::default())?.graph)
+}
+
+/// Reads a scipy sparse `.npz` image held in memory, as `options` say.
+///
+/// # Errors
+/// As [`NpzArchive::load`].
+pub fn read_bytes_with(bytes: &[u8], name: &str, options: &ReadOptions) -> Result<Loaded> {
+    NpzArchive { limits: options.limits, ..NpzArchive::new(Cursor::new(bytes), name)? }.load(options)
 }
 
 /// Writes a graph as a scipy CSR `.npz` file.
@@ -162,13 +230,32 @@ pub fn write(path: impl AsRef<Path>, g: &Csr) -> Result<()> {
     write_to(BufWriter::with_capacity(1 << 20, file), g).map_err(|e| GraphError::io(&name, e))
 }
 
+/// A stored (uncompressed) ZIP member with a fixed timestamp, ZIP64 when it needs it.
+fn member_options(size: u64) -> SimpleFileOptions {
+    SimpleFileOptions::default().compression_method(CompressionMethod::Stored).large_file(size >= u32::MAX as u64)
+}
+
+/// Adds the member `name` holding a `.npy` header and `data`.
+fn add_array<W: Write + Seek>(
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    dtype: DType,
+    shape: &[usize],
+    data: &[u8],
+) -> std::io::Result<()> {
+    let header = npy::header(dtype, shape)?;
+    zip.start_file(name, member_options((header.len() + data.len()) as u64))?;
+    zip.write_all(&header)?;
+    zip.write_all(data)
+}
+
 /// Writes the archive `scipy.sparse.save_npz` would: `indices` (int32 when the columns fit, else
 /// int64), `indptr` (int32 when nnz fits, else int64), `format` (`b'csr'`), `shape` (int64) and
 /// `data` (bool, all true).
 ///
 /// # Errors
 /// Any I/O error of the writer.
-pub fn write_to<W: Write>(writer: W, g: &Csr) -> std::io::Result<()> {
+pub fn write_to<W: Write + Seek>(writer: W, g: &Csr) -> std::io::Result<()> {
     let mut zip = ZipWriter::new(writer);
     let small_cols = g.num_src() <= i32::MAX as usize;
     let indices: Vec<u8> = if small_cols {
@@ -186,13 +273,12 @@ pub fn write_to<W: Write>(writer: W, g: &Csr) -> std::io::Result<()> {
     let nnz = [g.nnz()];
     let shape: Vec<u8> = [g.num_dst() as i64, g.num_src() as i64].iter().flat_map(|v| v.to_le_bytes()).collect();
     let data = vec![1u8; g.nnz()];
-    zip.add("indices.npy", &[&npy::header(int(small_cols), &nnz), &indices])?;
-    zip.add("indptr.npy", &[&npy::header(int(small_ptr), &[g.num_dst() + 1]), &indptr])?;
-    zip.add("format.npy", &[&npy::header(DType::Bytes(3), &[]), b"csr"])?;
-    zip.add("shape.npy", &[&npy::header(DType::Int(8), &[2]), &shape])?;
-    zip.add("data.npy", &[&npy::header(DType::Bool, &nnz), &data])?;
-    zip.finish()?;
-    Ok(())
+    add_array(&mut zip, "indices.npy", int(small_cols), &nnz, &indices)?;
+    add_array(&mut zip, "indptr.npy", int(small_ptr), &[g.num_dst() + 1], &indptr)?;
+    add_array(&mut zip, "format.npy", DType::Bytes(3), &[], b"csr")?;
+    add_array(&mut zip, "shape.npy", DType::Int(8), &[2], &shape)?;
+    add_array(&mut zip, "data.npy", DType::Bool, &nnz, &data)?;
+    zip.finish()?.flush()
 }
 
 #[cfg(test)]
@@ -200,11 +286,11 @@ mod tests {
     use super::*;
 
     fn archive(arrays: &[(&str, DType, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
-        let mut zip = ZipWriter::new(Vec::new());
+        let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
         for (name, dtype, shape, data) in arrays {
-            zip.add(&format!("{name}.npy"), &[&npy::header(*dtype, shape), data]).unwrap();
+            add_array(&mut zip, &format!("{name}.npy"), *dtype, shape, data).unwrap();
         }
-        zip.finish().unwrap()
+        zip.finish().unwrap().into_inner()
     }
 
     fn le64(v: &[i64]) -> Vec<u8> {
@@ -218,9 +304,9 @@ mod tests {
     #[test]
     fn round_trip_every_corner_case() {
         for (name, g) in crate::corner::all() {
-            let mut bytes = Vec::new();
+            let mut bytes = Cursor::new(Vec::new());
             write_to(&mut bytes, &g).unwrap();
-            assert_eq!(read_bytes(&bytes, name).unwrap(), g, "{name}");
+            assert_eq!(read_bytes(bytes.get_ref(), name).unwrap(), g, "{name}");
         }
     }
 
@@ -291,11 +377,21 @@ mod tests {
     }
 
     #[test]
+    fn a_flipped_data_byte_fails_the_crc_check() {
+        let mut bytes = archive(&[("x", DType::Int(8), vec![2], le64(&[0x0123_4567, 6]))]);
+        let at = bytes.windows(4).position(|w| w == [0x67, 0x45, 0x23, 0x01]).unwrap();
+        bytes[at] ^= 1;
+        let mut a = NpzArchive::new(Cursor::new(bytes), "crc.npz").unwrap();
+        let e = a.array("x").unwrap_err();
+        assert!(e.to_string().contains("crc.npz") && e.to_string().contains("checksum"), "{e}");
+    }
+
+    #[test]
     fn deflated_members_are_read() {
         use flate2::Compression;
         use flate2::write::DeflateEncoder;
         // Build a one-member archive by hand with method 8.
-        let payload = [npy::header(DType::Int(8), &[2]), le64(&[5, 6])].concat();
+        let payload = [npy::header(DType::Int(8), &[2]).unwrap(), le64(&[5, 6])].concat();
         let mut enc = DeflateEncoder::new(Vec::new(), Compression::default());
         enc.write_all(&payload).unwrap();
         let packed = enc.finish().unwrap();

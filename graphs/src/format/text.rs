@@ -46,26 +46,14 @@ impl<R: Read> LineChunks<R> {
         }
     }
 
-    /// Reads until `buf` holds `target` bytes or the stream ends.
+    /// Reads until `buf` holds `target` bytes or the stream ends. Reads go into the spare
+    /// capacity, so a small stream costs no 8 MiB clear.
     fn fill(&mut self, target: usize) -> io::Result<()> {
-        let start = self.buf.len();
-        self.buf.resize(target, 0);
-        let mut filled = start;
-        while filled < target {
-            match self.reader.read(&mut self.buf[filled..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
-                }
-                Ok(k) => filled += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(filled);
-                    return Err(e);
-                }
-            }
+        let want = target.saturating_sub(self.buf.len()) as u64;
+        let got = (&mut self.reader).take(want).read_to_end(&mut self.buf)?;
+        if (got as u64) < want {
+            self.eof = true;
         }
-        self.buf.truncate(filled);
         Ok(())
     }
 }
@@ -94,7 +82,7 @@ pub(crate) fn parse_uint(line: &[u8], pos: &mut usize, what: &str) -> Result<u64
         let digit = (line[*pos] - b'0') as u64;
         value = match value.checked_mul(10).and_then(|v| v.checked_add(digit)) {
             Some(v) => v,
-            None => return Err(format!("{what} {:?} is too large", token(line, start))),
+            None => return Err(format!("{what} {} is too large", token(line, start))),
         };
         *pos += 1;
     }
@@ -102,16 +90,17 @@ pub(crate) fn parse_uint(line: &[u8], pos: &mut usize, what: &str) -> Result<u64
         return Err(if *pos >= line.len() && *pos == start {
             format!("missing {what}")
         } else {
-            format!("{what} {:?} is not a non-negative integer", token(line, start))
+            format!("{what} {} is not a non-negative integer", token(line, start))
         });
     }
     Ok(value)
 }
 
-/// The blank-delimited token starting at `start`, lossily decoded, for error messages.
+/// The blank-delimited token starting at `start`, quoted for error messages (a short escaped
+/// prefix when it is long or binary).
 pub(crate) fn token(line: &[u8], start: usize) -> String {
     let end = line[start..].iter().position(|&b| is_blank(b)).map_or(line.len(), |k| start + k);
-    String::from_utf8_lossy(&line[start..end.min(start + 40)]).into_owned()
+    crate::error::preview(&line[start..end])
 }
 
 /// Splits a chunk into at most `parts` pieces that each end at a line boundary.

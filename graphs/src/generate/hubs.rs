@@ -31,6 +31,7 @@ pub fn inject_hubs(base: &Csr, count: usize, degree: usize, seed: u64) -> Result
             reason: "generator memory",
         });
     };
+    super::check_generated(base.num_dst() as u64, (base.nnz() + added) as u64)?;
     let mut rng = Rng::new(seed, 0);
     let mut rows: Vec<u32> = (0..base.num_dst() as u64).map(|i| i as u32).collect();
     // A partial Fisher-Yates shuffle picks `count` distinct rows.

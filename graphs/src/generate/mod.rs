@@ -65,5 +65,13 @@ fn edge_count(context: &'static str, n: usize, mean_degree: f64) -> Result<u64> 
             reason: "generator memory",
         });
     }
+    check_generated(n as u64, m as u64)?;
     Ok(m as u64)
+}
+
+/// Checks a generated graph of `n` nodes and `m` edges against the machine's budget before
+/// anything is drawn: per node, counts, offsets and the generators' tables (40 bytes at most);
+/// per edge, a column and a drawn pair (12 bytes).
+pub(crate) fn check_generated(n: u64, m: u64) -> Result<()> {
+    crate::Limits::default().check("the generated graph", crate::limits::bytes_of(&[(n, 40), (m, 12)]))
 }

@@ -34,6 +34,8 @@ pub fn molecule_batch(graphs: usize, atoms: usize, seed: u64) -> Result<Batch> {
             reason: "node ids are u32",
         });
     }
+    let most_atoms = graphs as u64 * (atoms + atoms / 3) as u64;
+    super::check_generated(most_atoms, most_atoms.saturating_mul(MAX_DEGREE as u64))?;
     let mut rng = Rng::new(seed, 0);
     let parts = (0..graphs).map(|_| molecule(&mut rng, atoms)).collect::<Result<Vec<_>>>()?;
     block_diagonal(&parts)

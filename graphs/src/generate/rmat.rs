@@ -52,6 +52,7 @@ pub fn rmat_with(scale: u32, edge_factor: u64, p: RmatParams, seed: u64) -> Resu
         limit: 1 << 34,
         reason: "generator memory",
     })?;
+    super::check_generated(n, m)?;
     let scale32 = |x: f64| (x * 4_294_967_296.0).min(4_294_967_295.0) as u64;
     let (ta, tab, tabc) = (scale32(p.a), scale32(p.a + p.b), scale32(p.a + p.b + p.c));
     let mut rng = Rng::new(seed, 0);

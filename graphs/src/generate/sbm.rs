@@ -39,6 +39,8 @@ pub fn sbm_batch(graphs: usize, nodes: usize, mean_degree: f64, seed: u64) -> Re
             reason: "node ids are u32",
         });
     }
+    let most_nodes = graphs as u64 * (nodes + nodes / 4) as u64;
+    super::check_generated(most_nodes, (most_nodes as f64 * mean_degree) as u64)?;
     // Same-community pairs have probability 1/5: mean degree = (n - 1) p_out (r/5 + 4/5).
     let share = 1.0 / COMMUNITIES as f64;
     let mut p_out = mean_degree / ((nodes.max(2) - 1) as f64 * (INTRA_OVER_INTER * share + (1.0 - share)));

@@ -376,8 +376,8 @@ impl Backend {
         match &self.inner {
             // SAFETY: forwarded contract.
             Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },
-            // SAFETY: forwarded contract; emulator buffers are host memory.
             Inner::Emulator(_) => {
+                // SAFETY: forwarded contract; emulator buffers are host memory.
                 unsafe { dfgnn_device::simt::emu::launch(kernel, config, params) }.map(|_| ()).map_err(Into::into)
             }
         }

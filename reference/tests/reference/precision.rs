@@ -2,8 +2,8 @@
 //! semantics of the precision helpers.
 
 use dfgnn_reference::{
-    Dims, NAIVE_ERROR_FACTOR, agnn_backward, agnn_forward, default_gt_scale, downcast, gat_backward, gat_forward,
-    gt_backward, gt_forward, max_abs_diff, naive_error_bound, upcast,
+    Dims, NAIVE_ERROR_FACTOR, RELATIVE_FLOOR, agnn_backward, agnn_forward, allowed_error, compare, compare_scalar,
+    default_gt_scale, downcast, gat_backward, gat_forward, gt_backward, gt_forward, max_abs_diff, upcast,
 };
 
 use crate::common::{Graph, dense_len, rng, uniform};
@@ -84,7 +84,13 @@ fn max_abs_diff_counts_disagreements_without_a_finite_difference_as_infinite() {
 #[test]
 fn tolerance_rule_and_conversions() {
     assert_eq!(NAIVE_ERROR_FACTOR, 2.0);
-    assert_eq!(naive_error_bound(1e-6, 1e-7), 2.1e-6);
+    assert_eq!(allowed_error(1e-6, 0.5), 2e-6 + RELATIVE_FLOOR);
+    assert_eq!(allowed_error(1e-6, 10.0), 2e-6 + 10.0 * RELATIVE_FLOOR);
+    // The naive run passes its own rule; a result off by a floor and a half does not.
+    let (naive, oracle) = ([1.0f32 + 1e-7], [1.0f64]);
+    assert!(compare("x", &naive, &naive, &oracle).passed());
+    assert!(!compare("x", &[1.0 + 1.5 * RELATIVE_FLOOR as f32 + 2e-7], &naive, &oracle).passed());
+    assert!(compare_scalar("s", 0.0, 0.0, 0.0, 100.0).bound >= 100.0 * RELATIVE_FLOOR);
     let x = [0.1f32, -3.5, 1e-30, f32::MAX];
     assert_eq!(downcast(&upcast(&x)), x);
     assert_eq!(downcast(&[0.1f64]), [0.1f32]);

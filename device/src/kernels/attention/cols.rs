@@ -91,8 +91,8 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
 
             // Epilogue.
             if work.split {
-                dk.store(&lanes, &grads.partial_d_key, work.unit, &slots, 1.0);
-                lanes.store(&grads.partial_d_value, work.unit, &slots, &dv, 1.0);
+                dk.store(&lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
+                lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
             } else {
                 dk.store(&lanes, &grads.d_key, work.node, &slots, score.grad_scale());
                 lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);

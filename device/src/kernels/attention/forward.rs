@@ -96,9 +96,9 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
 
             // Epilogue: normalised output and lse, or the partial state of a chunk.
             if work.split {
-                lanes.store(&dst.partial_acc, work.unit, &slots, &acc, 1.0);
+                lanes.store(&dst.partial_acc, work.partial, &slots, &acc, 1.0);
                 lanes.each_head_leader(&slots, |s, slot| {
-                    let at = lanes.scalar(work.unit, slot);
+                    let at = lanes.scalar(work.partial, slot);
                     dst.partial_ml.store(2 * at, m[s]);
                     dst.partial_ml.store(2 * at + 1, l[s]);
                 });

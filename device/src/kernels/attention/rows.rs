@@ -89,7 +89,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
 
             // Epilogue.
             if work.split {
-                d_row.store(&lanes, &grads.partial, work.unit, &slots, 1.0);
+                d_row.store(&lanes, &grads.partial, work.partial, &slots, 1.0);
             } else {
                 d_row.store(&lanes, &grads.d_row, work.node, &slots, score.grad_scale());
             }

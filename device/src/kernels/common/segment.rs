@@ -12,8 +12,8 @@ use crate::simt::{self, GSlice, WARP_SIZE};
 /// One warp's work: a node (row or column) and a range of its edges.
 #[derive(Clone, Copy)]
 pub struct Work {
-    /// The unit's index in its launch.
-    pub unit: u32,
+    /// For a chunk of a split row, its partial result's index (0 for a whole row).
+    pub partial: u32,
     /// The node whose edges these are: a destination row (CSR) or a source column (CSC).
     pub node: u32,
     /// First edge (a CSR or CSC slot).
@@ -54,12 +54,13 @@ impl WarpUnits {
         self.next = self.next.saturating_add(self.step);
         let row = if units.unit_rows.is_empty() { unit } else { units.unit_rows.load(unit as usize) };
         let (first, last) = (offsets.load(row as usize), offsets.load(row as usize + 1));
-        if units.chunk_edges == 0 {
-            return Some(Work { unit, node: row, start: first, end: last, split: false, chunk: 0 });
+        let partial = unit.wrapping_sub(units.split_first);
+        if partial >= units.split_count {
+            return Some(Work { partial: 0, node: row, start: first, end: last, split: false, chunk: 0 });
         }
-        let chunk = units.unit_chunks.load(unit as usize);
+        let chunk = units.unit_chunks.load(partial as usize);
         let start = first + chunk as u64 * units.chunk_edges as u64;
         let end = (start + units.chunk_edges as u64).min(last);
-        Some(Work { unit, node: row, start, end, split: true, chunk })
+        Some(Work { partial, node: row, start, end, split: true, chunk })
     }
 }
