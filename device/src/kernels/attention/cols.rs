@@ -16,7 +16,7 @@
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
 
 use crate::abi::{ColumnGrads, PassEdges};
-use crate::kernels::attention::{Operand, Score};
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
@@ -44,9 +44,9 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             // Prologue: this source node's key and value.
-            let kj = M::Key::load(&lanes, &k, work.node, &slots);
+            let kj = load_slots(&lanes, &k, work.node, &slots);
             let vj = lanes.load(&v, work.node, &slots);
-            let mut dk = M::Key::zero();
+            let mut dk = [M::Key::zero(); SLOTS];
             let mut dv = [V::zero(); SLOTS];
 
             // Main loop over steps of STEP in-edges per team.
@@ -78,7 +78,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                             if slots[s].active {
                                 let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
                                 let ds = alpha * (dov[s] - deltas[c][s]);
-                                score.d_key(&mut dk, s, &queries[c], &kj, ds);
+                                dk[s] = score.d_key(dk[s], queries[c][s], kj[s], ds);
                                 dv[s] = grads_out[c][s].mul_add(alpha, dv[s]);
                             }
                         });
@@ -86,15 +86,15 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                 });
                 base += lanes.step_edges(STEP);
             }
-            dk.team_sum(&lanes.map);
+            M::Key::team_sum(&lanes.map, &mut dk);
             team_sum(&lanes.map, &mut dv);
 
             // Epilogue.
             if work.split {
-                dk.store(&lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
+                M::Key::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
                 lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
             } else {
-                dk.store(&lanes, &grads.d_key, work.node, &slots, score.grad_scale());
+                M::Key::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
                 lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);
             }
         });

@@ -20,7 +20,7 @@
 //! `(m, l, acc)` for [`super::combine`].
 
 use crate::abi::{ForwardOut, PassEdges};
-use crate::kernels::attention::{Operand, Score};
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
@@ -48,7 +48,7 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             // Prologue: this row's query operand.
-            let query = score.query(&M::Row::load(&lanes, &q, work.node, &slots));
+            let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
             let mut m = [f32::NEG_INFINITY; SLOTS];
             let mut l = [0.0f32; SLOTS];
             let mut acc = [V::zero(); SLOTS];

@@ -14,7 +14,7 @@
 //!
 //! # Shared memory
 //! The group's `[E_group, H]` f32 scores (rounded up to 16 bytes), then, when staging, its
-//! `[stage_count, H, F]` keys (when the model's key operand is vectors: [`Operand::STAGED`]; the
+//! `[stage_count, H, F]` keys (when the model's key operand is vectors: [`SlotValue::STAGED`]; the
 //! region is left unused otherwise) and the same of values; the host sizes it for the largest
 //! group.
 //!
@@ -22,7 +22,7 @@
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling).
 
 use crate::abi::{GroupParams, Slot};
-use crate::kernels::attention::{Operand, Score};
+use crate::kernels::attention::{Score, SlotValue};
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
@@ -44,13 +44,13 @@ struct Sources<V: Vector, A> {
 
 impl<V: Vector, A: Copy> Sources<V, A> {
     #[inline(always)]
-    fn key<K: Operand<V, SLOTS, Array = A>, const SLOTS: usize>(
-        &self,
-        lanes: &Lanes<V>,
-        node: u32,
-        slots: &[Slot; SLOTS],
-    ) -> K {
-        K::load_group(lanes, &self.k, self.staged.then_some((&self.staged_k, self.first)), node, slots)
+    fn key<K: SlotValue<V, Array = A>>(&self, lanes: &Lanes<V>, node: u32, slot: Slot, offset: usize, row: usize) -> K {
+        if self.staged
+            && let Some(key) = K::load_staged(&self.staged_k, (node - self.first) as usize * row + offset)
+        {
+            return key;
+        }
+        K::load(&self.k, node as usize * row + offset, lanes.scalar(node, slot))
     }
 
     #[inline(always)]
@@ -87,6 +87,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let row_len = (heads * fv) as usize;
     let (r0, r1) = (p.group_first.load(b as usize), p.group_end.load(b as usize));
     let (e0, e1) = (p.offsets.load(r0 as usize), p.offsets.load(r1 as usize));
+    let q = M::Row::array(q);
 
     // Shared memory: scores, then the staged keys and values.
     let smem = simt::dynamic_shared();
@@ -98,7 +99,6 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let staged = !p.stage_first.is_empty();
     let stage_len = if staged { p.stage_count.load(b as usize) as usize * row_len } else { 0 };
     let size = core::mem::size_of::<V>();
-    let q = M::Row::array(q);
     let src = Sources {
         k: M::Key::array(k),
         v: v.cast::<V>(),
@@ -127,16 +127,21 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let (w0, w1) = (e0 + warp as u64 * per_warp, (e0 + (warp as u64 + 1) * per_warp).min(e1));
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
         let mut base = w0;
         while base < w1 {
             let e = base + lanes.team as u64;
             let valid = e < w1;
-            let mut query = M::Row::zero();
-            let mut key = M::Key::zero();
+            let mut query = [M::Row::zero(); SLOTS];
+            let mut key = [M::Key::zero(); SLOTS];
             if valid {
                 let (row, col) = (p.coo_rows.load(e as usize), p.columns.load(e as usize));
-                query = M::Row::load(&lanes, &q, row, &slots);
-                key = src.key(&lanes, col, &slots);
+                unroll!(SLOTS, |s| {
+                    if slots[s].active {
+                        query[s] = M::Row::load(&q, row as usize * row_len + offset(s), lanes.scalar(row, slots[s]));
+                        key[s] = src.key(&lanes, col, slots[s], offset(s), row_len);
+                    }
+                });
             }
             // The other kernels' score arithmetic, so the backward recomputes these bit for bit.
             let partial = score.score(&map, &score.query(&query), &key);

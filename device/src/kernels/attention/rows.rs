@@ -16,7 +16,7 @@
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
-use crate::kernels::attention::{Operand, Score};
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
@@ -44,7 +44,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
-            let qi = M::Row::load(&lanes, &q, work.node, &slots);
+            let qi = load_slots(&lanes, &q, work.node, &slots);
             let doi = lanes.load(&d_out, work.node, &slots);
             let oi = lanes.load(&out, work.node, &slots);
             let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
@@ -56,7 +56,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
             if work.chunk == 0 {
                 lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
             }
-            let mut d_row = M::Row::zero();
+            let mut d_row = [M::Row::zero(); SLOTS];
 
             // Main loop over steps of STEP edges per team.
             let mut base = work.start;
@@ -79,19 +79,19 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                         unroll!(SLOTS, |s| {
                             let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
                             let ds = alpha * (dov[s] - delta[s]);
-                            score.d_row(&mut d_row, s, &qi, &keys[c], ds);
+                            d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
                         });
                     }
                 });
                 base += lanes.step_edges(STEP);
             }
-            d_row.team_sum(&lanes.map);
+            M::Row::team_sum(&lanes.map, &mut d_row);
 
             // Epilogue.
             if work.split {
-                d_row.store(&lanes, &grads.partial, work.partial, &slots, 1.0);
+                M::Row::store(&d_row, &lanes, &grads.partial, work.partial, &slots, 1.0);
             } else {
-                d_row.store(&lanes, &grads.d_row, work.node, &slots, score.grad_scale());
+                M::Row::store(&d_row, &lanes, &grads.d_row, work.node, &slots, score.grad_scale());
             }
         });
     }

@@ -18,8 +18,8 @@ pub struct DotScore {
 }
 
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
-    type Row = [V; SLOTS];
-    type Key = [V; SLOTS];
+    type Row = V;
+    type Key = V;
     type Query = [V; SLOTS];
 
     #[inline(always)]
@@ -42,13 +42,13 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     }
 
     #[inline(always)]
-    fn d_row(&self, acc: &mut [V; SLOTS], s: usize, _q: &[V; SLOTS], k: &[V; SLOTS], ds: f32) {
-        acc[s] = k[s].mul_add(ds, acc[s]);
+    fn d_row(&self, acc: V, _q: V, k: V, ds: f32) -> V {
+        k.mul_add(ds, acc)
     }
 
     #[inline(always)]
-    fn d_key(&self, acc: &mut [V; SLOTS], s: usize, q: &[V; SLOTS], _k: &[V; SLOTS], ds: f32) {
-        acc[s] = q[s].mul_add(ds, acc[s]);
+    fn d_key(&self, acc: V, q: V, _k: V, ds: f32) -> V {
+        q.mul_add(ds, acc)
     }
 
     #[inline(always)]
