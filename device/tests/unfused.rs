@@ -9,7 +9,7 @@
 //! emulator reports any defect (race, divergence, out-of-bounds access), which fails the test.
 //! Results are bit-identical on repeated runs and for any grid size.
 //!
-//! The launch-shape helpers here ([`feature_group`], [`edge_group`], [`shape`]) are what the host
+//! The launch-shape helpers here ([`feature_team_lanes`], [`edge_team_lanes`], [`shape`]) are what the host
 //! crate needs to port.
 
 use dfgnn_device::abi::{
@@ -34,7 +34,7 @@ const BLOCK: u32 = 128;
 /// Lanes per item for the kernels whose lanes stride over features (sddmm, spmm,
 /// spmm_transposed, softmax_aggregate): the smallest power of two covering the feature units
 /// (F/4 16-byte vectors when F % 4 == 0, else F scalars), at most a warp.
-fn feature_group(feat: u32) -> u32 {
+fn feature_team_lanes(feat: u32) -> u32 {
     let units = if feat.is_multiple_of(4) { feat / 4 } else { feat };
     units.next_power_of_two().min(WARP_SIZE)
 }
@@ -42,16 +42,16 @@ fn feature_group(feat: u32) -> u32 {
 /// Lanes per item for the kernels whose lanes stride over a row's edges (edge_softmax,
 /// edge_softmax_backward): the smallest power of two covering the average row length, at most a
 /// warp.
-fn edge_group(num_edges: usize, num_rows: usize) -> u32 {
+fn edge_team_lanes(num_edges: usize, num_rows: usize) -> u32 {
     let avg = num_edges.div_ceil(num_rows.max(1)).max(1) as u32;
     avg.next_power_of_two().min(WARP_SIZE)
 }
 
-/// The launch for `items` items of `group` lanes each: 1-D blocks of [`BLOCK`] threads, enough
-/// blocks to give every item its own group, capped at `max_blocks` (the kernels sweep the rest
+/// The launch for `items` items of `team_lanes` lanes each: 1-D blocks of [`BLOCK`] threads, enough
+/// blocks to give every item its own team, capped at `max_blocks` (the kernels sweep the rest
 /// grid-stride), never zero blocks.
-fn shape(items: u64, group: u32, max_blocks: u32) -> LaunchConfig {
-    let blocks = (items * group as u64).div_ceil(BLOCK as u64).max(1);
+fn shape(items: u64, team_lanes: u32, max_blocks: u32) -> LaunchConfig {
+    let blocks = (items * team_lanes as u64).div_ceil(BLOCK as u64).max(1);
     LaunchConfig { grid: Dim3::x(blocks.min(max_blocks as u64) as u32), block: Dim3::x(BLOCK), shared_bytes: 0 }
 }
 
@@ -162,21 +162,21 @@ impl Inputs {
 // Launching.
 // ---------------------------------------------------------------------------------------------
 
-/// How tests may bend the launches: a forced group width for every kernel, a cap on the grid.
+/// How tests may bend the launches: a forced team width for every kernel, a cap on the grid.
 #[derive(Clone, Copy)]
 struct Knobs {
-    group: Option<u32>,
+    team_lanes: Option<u32>,
     max_blocks: u32,
 }
 
-const DEFAULT: Knobs = Knobs { group: None, max_blocks: u32::MAX };
+const DEFAULT: Knobs = Knobs { team_lanes: None, max_blocks: u32::MAX };
 
 impl Knobs {
-    fn feature_group(&self, feat: usize) -> u32 {
-        self.group.unwrap_or(feature_group(feat as u32))
+    fn feature_team_lanes(&self, feat: usize) -> u32 {
+        self.team_lanes.unwrap_or(feature_team_lanes(feat as u32))
     }
-    fn edge_group(&self, g: &Graph) -> u32 {
-        self.group.unwrap_or(edge_group(g.num_edges(), g.num_dst))
+    fn edge_team_lanes(&self, g: &Graph) -> u32 {
+        self.team_lanes.unwrap_or(edge_team_lanes(g.num_edges(), g.num_dst))
     }
 }
 
@@ -194,7 +194,7 @@ fn nans(n: usize) -> Vec<f32> {
 
 fn sddmm(g: &Graph, dims: Dims, a: &[f32], b: &[f32], scale: f32, kn: Knobs) -> Vec<f32> {
     let mut scores = nans(g.num_edges() * dims.heads);
-    let group = kn.feature_group(dims.feat);
+    let team_lanes = kn.feature_team_lanes(dims.feat);
     let p = SddmmParams {
         a: GSlice::from_host(a),
         b: GSlice::from_host(b),
@@ -205,9 +205,9 @@ fn sddmm(g: &Graph, dims: Dims, a: &[f32], b: &[f32], scale: f32, kn: Knobs) -> 
         heads: dims.heads as u32,
         feat: dims.feat as u32,
         scale,
-        group,
+        team_lanes,
     };
-    run(&SDDMM, shape((g.num_edges() * dims.heads) as u64, group, kn.max_blocks), &p);
+    run(&SDDMM, shape((g.num_edges() * dims.heads) as u64, team_lanes, kn.max_blocks), &p);
     scores
 }
 
@@ -215,7 +215,7 @@ fn sddmm(g: &Graph, dims: Dims, a: &[f32], b: &[f32], scale: f32, kn: Knobs) -> 
 fn edge_softmax(g: &Graph, heads: usize, scores: &[f32], with_lse: bool, kn: Knobs) -> (Vec<f32>, Vec<f32>) {
     let mut alpha = nans(scores.len());
     let mut lse = if with_lse { nans(g.num_dst * heads) } else { Vec::new() };
-    let group = kn.edge_group(g);
+    let team_lanes = kn.edge_team_lanes(g);
     let p = EdgeSoftmaxParams {
         offsets: GSlice::from_host(&g.offsets),
         scores: GSlice::from_host(scores),
@@ -223,15 +223,15 @@ fn edge_softmax(g: &Graph, heads: usize, scores: &[f32], with_lse: bool, kn: Kno
         lse: if with_lse { GSliceMut::from_host(&mut lse) } else { GSliceMut::empty() },
         num_rows: g.num_dst as u32,
         heads: heads as u32,
-        group,
+        team_lanes,
     };
-    run(&EDGE_SOFTMAX, shape((g.num_dst * heads) as u64, group, kn.max_blocks), &p);
+    run(&EDGE_SOFTMAX, shape((g.num_dst * heads) as u64, team_lanes, kn.max_blocks), &p);
     (alpha, lse)
 }
 
 fn spmm(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: Knobs) -> Vec<f32> {
     let mut out = nans(g.num_dst * dims.heads * dims.feat);
-    let group = kn.feature_group(dims.feat);
+    let team_lanes = kn.feature_team_lanes(dims.feat);
     let p = SpmmParams {
         offsets: GSlice::from_host(&g.offsets),
         columns: GSlice::from_host(&g.columns),
@@ -242,15 +242,15 @@ fn spmm(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: Knobs) -> V
         heads: dims.heads as u32,
         feat: dims.feat as u32,
         scale,
-        group,
+        team_lanes,
     };
-    run(&SPMM, shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks), &p);
+    run(&SPMM, shape((g.num_dst * dims.heads) as u64, team_lanes, kn.max_blocks), &p);
     out
 }
 
 fn edge_softmax_backward(g: &Graph, heads: usize, alpha: &[f32], d_alpha: &[f32], kn: Knobs) -> Vec<f32> {
     let mut ds = nans(alpha.len());
-    let group = kn.edge_group(g);
+    let team_lanes = kn.edge_team_lanes(g);
     let p = EdgeSoftmaxBackwardParams {
         offsets: GSlice::from_host(&g.offsets),
         alpha: GSlice::from_host(alpha),
@@ -258,15 +258,15 @@ fn edge_softmax_backward(g: &Graph, heads: usize, alpha: &[f32], d_alpha: &[f32]
         d_scores: GSliceMut::from_host(&mut ds),
         num_rows: g.num_dst as u32,
         heads: heads as u32,
-        group,
+        team_lanes,
     };
-    run(&EDGE_SOFTMAX_BACKWARD, shape((g.num_dst * heads) as u64, group, kn.max_blocks), &p);
+    run(&EDGE_SOFTMAX_BACKWARD, shape((g.num_dst * heads) as u64, team_lanes, kn.max_blocks), &p);
     ds
 }
 
 fn spmm_transposed(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: Knobs) -> Vec<f32> {
     let mut out = nans(g.num_src * dims.heads * dims.feat);
-    let group = kn.feature_group(dims.feat);
+    let team_lanes = kn.feature_team_lanes(dims.feat);
     let p = SpmmTransposedParams {
         csc_offsets: GSlice::from_host(&g.csc_offsets),
         csc_rows: GSlice::from_host(&g.csc_rows),
@@ -278,9 +278,9 @@ fn spmm_transposed(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: 
         heads: dims.heads as u32,
         feat: dims.feat as u32,
         scale,
-        group,
+        team_lanes,
     };
-    run(&SPMM_TRANSPOSED, shape((g.num_src * dims.heads) as u64, group, kn.max_blocks), &p);
+    run(&SPMM_TRANSPOSED, shape((g.num_src * dims.heads) as u64, team_lanes, kn.max_blocks), &p);
     out
 }
 
@@ -288,7 +288,7 @@ fn spmm_transposed(g: &Graph, dims: Dims, w: &[f32], x: &[f32], scale: f32, kn: 
 fn softmax_aggregate(g: &Graph, dims: Dims, scores: &[f32], v: &[f32], kn: Knobs) -> (Vec<f32>, Vec<f32>) {
     let mut out = nans(g.num_dst * dims.heads * dims.feat);
     let mut lse = nans(g.num_dst * dims.heads);
-    let group = kn.feature_group(dims.feat);
+    let team_lanes = kn.feature_team_lanes(dims.feat);
     let p = SoftmaxAggregateParams {
         offsets: GSlice::from_host(&g.offsets),
         columns: GSlice::from_host(&g.columns),
@@ -299,9 +299,9 @@ fn softmax_aggregate(g: &Graph, dims: Dims, scores: &[f32], v: &[f32], kn: Knobs
         num_rows: g.num_dst as u32,
         heads: dims.heads as u32,
         feat: dims.feat as u32,
-        group,
+        team_lanes,
     };
-    run(&SOFTMAX_AGGREGATE, shape((g.num_dst * dims.heads) as u64, group, kn.max_blocks), &p);
+    run(&SOFTMAX_AGGREGATE, shape((g.num_dst * dims.heads) as u64, team_lanes, kn.max_blocks), &p);
     (out, lse)
 }
 
@@ -505,10 +505,10 @@ fn any_group_width_is_correct() {
     // Group widths 1 (one lane per item, long serial loops), 4 and 32 (lanes idle past F or past
     // the row), for every kernel, on a scalar-path and a vector-path case.
     for i in [1, 4] {
-        for group in [1, 4, WARP_SIZE] {
-            let kn = Knobs { group: Some(group), max_blocks: u32::MAX };
+        for team_lanes in [1, 4, WARP_SIZE] {
+            let kn = Knobs { team_lanes: Some(team_lanes), max_blocks: u32::MAX };
             let (mut rng, g, x) = case_inputs(i);
-            let l = format!("{} group={group}", label(i));
+            let l = format!("{} team_lanes={team_lanes}", label(i));
             check_kernels(&l, &mut rng, &g, &x, kn);
             check_forward(&l, &g, &x, kn);
             check_backward(&l, &g, &x, kn);
@@ -531,7 +531,7 @@ fn results_are_bit_identical_across_runs_and_grid_sizes() {
         let first = all(DEFAULT);
         assert_eq!(all(DEFAULT), first, "{}: a second run differs", label(i));
         for max_blocks in [1, 3] {
-            let kn = Knobs { group: None, max_blocks };
+            let kn = Knobs { team_lanes: None, max_blocks };
             assert_eq!(all(kn), first, "{}: grid of {max_blocks} blocks differs", label(i));
         }
     }
@@ -539,13 +539,13 @@ fn results_are_bit_identical_across_runs_and_grid_sizes() {
 
 #[test]
 fn spmm_is_independent_of_the_group_width() {
-    // Each output element is one lane's fma chain in edge order, whatever the group.
+    // Each output element is one lane's fma chain in edge order, whatever the team_lanes.
     let (mut rng, g, x) = case_inputs(5);
     let w = uniform(&mut rng, g.num_edges() * x.dims.heads, 1.0);
     let base = spmm(&g, x.dims, &w, &x.v, 0.5, DEFAULT);
     let base_t = spmm_transposed(&g, x.dims, &w, &x.q, 0.5, DEFAULT);
-    for group in [1, 2, 8, 16, 32] {
-        let kn = Knobs { group: Some(group), max_blocks: u32::MAX };
+    for team_lanes in [1, 2, 8, 16, 32] {
+        let kn = Knobs { team_lanes: Some(team_lanes), max_blocks: u32::MAX };
         assert_eq!(bits(&spmm(&g, x.dims, &w, &x.v, 0.5, kn)), bits(&base));
         assert_eq!(bits(&spmm_transposed(&g, x.dims, &w, &x.q, 0.5, kn)), bits(&base_t));
     }

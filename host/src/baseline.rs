@@ -22,19 +22,19 @@ const BLOCK: u32 = 128;
 
 /// Lanes per item of the kernels whose lanes cover features: the smallest power of two covering a
 /// head's loads (`F/4` vectors when `F % 4 == 0`, else `F` floats), at most a warp.
-pub(crate) fn feature_group(feat: u32) -> u32 {
+pub(crate) fn feature_team_lanes(feat: u32) -> u32 {
     let units = if feat.is_multiple_of(4) { feat / 4 } else { feat };
     units.next_power_of_two().min(WARP_SIZE)
 }
 
 /// Lanes per item of the kernels whose lanes cover a row's edges: the smallest power of two
 /// covering the mean row length, at most a warp.
-pub(crate) fn edge_group(num_edges: usize, num_rows: usize) -> u32 {
+pub(crate) fn edge_team_lanes(num_edges: usize, num_rows: usize) -> u32 {
     let mean = num_edges.div_ceil(num_rows.max(1)).max(1) as u32;
     mean.next_power_of_two().min(WARP_SIZE)
 }
 
-/// Launches `items` items of `group` lanes (the kernels sweep grid-stride past the cap).
+/// Launches `items` items of `team_lanes` lanes (the kernels sweep grid-stride past the cap).
 ///
 /// # Safety
 /// As [`Backend::launch`].
@@ -42,13 +42,13 @@ pub(crate) unsafe fn launch_items<P: LaunchParams>(
     backend: &Backend,
     kernel: &KernelRef<P>,
     items: u64,
-    group: u32,
+    team_lanes: u32,
     params: &P,
 ) -> Result<()> {
     if items == 0 {
         return Ok(());
     }
-    let blocks = (items * group as u64).div_ceil(BLOCK as u64).clamp(1, i32::MAX as u64);
+    let blocks = (items * team_lanes as u64).div_ceil(BLOCK as u64).clamp(1, i32::MAX as u64);
     let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(BLOCK), shared_bytes: 0 };
     // SAFETY: forwarded contract.
     unsafe { backend.launch(kernel, &config, params) }
@@ -84,11 +84,11 @@ fn sddmm(
         heads,
         feat,
         scale,
-        group: feature_group(feat),
+        team_lanes: feature_team_lanes(feat),
     };
     // SAFETY: `a` is [N_dst, H, F], `b` is [N_src, H, F] (checked by the caller), the graph's
     // arrays are validated, `scores` is [E, H]; inputs are distinct from the output.
-    unsafe { launch_items(g.backend(), &SDDMM, g.nnz() as u64 * heads as u64, feature_group(feat), &params) }
+    unsafe { launch_items(g.backend(), &SDDMM, g.nnz() as u64 * heads as u64, feature_team_lanes(feat), &params) }
 }
 
 /// α (and lse when given) from the scores, per row and head.
@@ -99,7 +99,7 @@ pub(crate) fn edge_softmax(
     alpha: &mut Buffer<f32>,
     lse: GSliceMut<f32>,
 ) -> Result<()> {
-    let group = edge_group(g.nnz(), g.num_dst());
+    let team_lanes = edge_team_lanes(g.nnz(), g.num_dst());
     let params = EdgeSoftmaxParams {
         offsets: g.d_row_offsets.view(),
         scores: scores.view(),
@@ -107,10 +107,10 @@ pub(crate) fn edge_softmax(
         lse,
         num_rows: g.num_dst() as u32,
         heads,
-        group,
+        team_lanes,
     };
     // SAFETY: scores and alpha are [E, H], lse empty or [N_dst, H]; the offsets are validated.
-    unsafe { launch_items(g.backend(), &EDGE_SOFTMAX, g.num_dst() as u64 * heads as u64, group, &params) }
+    unsafe { launch_items(g.backend(), &EDGE_SOFTMAX, g.num_dst() as u64 * heads as u64, team_lanes, &params) }
 }
 
 /// `out[i] = c·Σ_e w[e]·x[col(e)]` per row and head.
@@ -133,10 +133,10 @@ pub(crate) fn spmm(
         heads,
         feat,
         scale,
-        group: feature_group(feat),
+        team_lanes: feature_team_lanes(feat),
     };
     // SAFETY: weights [E, H], x [N_src, H, F], out [N_dst, H, F]; distinct input and output.
-    unsafe { launch_items(g.backend(), &SPMM, g.num_dst() as u64 * heads as u64, feature_group(feat), &params) }
+    unsafe { launch_items(g.backend(), &SPMM, g.num_dst() as u64 * heads as u64, feature_team_lanes(feat), &params) }
 }
 
 /// `out[j] = c·Σ_{CSC slots of j} w[edge]·x[row]` per column and head.
@@ -161,12 +161,18 @@ pub(crate) fn spmm_transposed(
         heads,
         feat,
         scale,
-        group: feature_group(feat),
+        team_lanes: feature_team_lanes(feat),
     };
     // SAFETY: weights [E, H], x [N_dst, H, F], out [N_src, H, F]; the CSC is the validated
     // transpose of the CSR; distinct input and output.
     unsafe {
-        launch_items(g.backend(), &SPMM_TRANSPOSED, g.num_src() as u64 * heads as u64, feature_group(feat), &params)
+        launch_items(
+            g.backend(),
+            &SPMM_TRANSPOSED,
+            g.num_src() as u64 * heads as u64,
+            feature_team_lanes(feat),
+            &params,
+        )
     }
 }
 
@@ -202,11 +208,17 @@ pub(crate) fn forward_from_scores(
             num_rows: g.num_dst() as u32,
             heads,
             feat,
-            group: feature_group(feat),
+            team_lanes: feature_team_lanes(feat),
         };
         // SAFETY: scores [E, H], v [N_src, H, F], out [N_dst, H, F], lse [N_dst, H]; distinct.
         unsafe {
-            launch_items(backend, &SOFTMAX_AGGREGATE, g.num_dst() as u64 * heads as u64, feature_group(feat), &params)?
+            launch_items(
+                backend,
+                &SOFTMAX_AGGREGATE,
+                g.num_dst() as u64 * heads as u64,
+                feature_team_lanes(feat),
+                &params,
+            )?
         };
     } else {
         let mut alpha = backend.alloc::<f32>(eh)?;
@@ -234,7 +246,7 @@ pub(crate) fn softmax_backward(
     // dα reuses the scores buffer.
     sddmm(g, d_out, v, heads, feat, 1.0, &mut scores)?;
     let mut ds = backend.alloc::<f32>(eh)?;
-    let group = edge_group(g.nnz(), g.num_dst());
+    let team_lanes = edge_team_lanes(g.nnz(), g.num_dst());
     let params = EdgeSoftmaxBackwardParams {
         offsets: g.d_row_offsets.view(),
         alpha: alpha.view(),
@@ -242,10 +254,10 @@ pub(crate) fn softmax_backward(
         d_scores: ds.view_mut(),
         num_rows: g.num_dst() as u32,
         heads,
-        group,
+        team_lanes,
     };
     // SAFETY: alpha, dα and ds are [E, H], ds distinct from the inputs; offsets validated.
-    unsafe { launch_items(backend, &EDGE_SOFTMAX_BACKWARD, g.num_dst() as u64 * heads as u64, group, &params)? };
+    unsafe { launch_items(backend, &EDGE_SOFTMAX_BACKWARD, g.num_dst() as u64 * heads as u64, team_lanes, &params)? };
     Ok((alpha, ds))
 }
 

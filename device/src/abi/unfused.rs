@@ -3,7 +3,7 @@
 //! `edge_parallel` schedule (SDDMM, then one softmax + aggregation row kernel).
 //!
 //! Shapes: node features `[N, H, F]` row-major f32, per-edge arrays `[E, H]` (`e·H + h`), per-node
-//! scalars `[N, H]`. `group` is the number of lanes that work on one item (an edge-head or a
+//! scalars `[N, H]`. `team_lanes` is the number of lanes that work on one item (an edge-head or a
 //! node-head pair): a power of two from 1 to 32 (the warp size); the host picks it (see each
 //! kernel's `# Grid mapping`). When `feat % 4 == 0` the kernels read and write node features as
 //! 16-byte vectors, so every feature array must then start 16-byte aligned.
@@ -34,7 +34,7 @@ pub struct SddmmParams {
     /// The factor c applied to each dot product (1/√F for GT scores, 1 for dα).
     pub scale: f32,
     /// Lanes per (edge, head) item: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for SddmmParams {}
@@ -58,7 +58,7 @@ pub struct EdgeSoftmaxParams {
     /// Heads H (at least 1).
     pub heads: u32,
     /// Lanes per (row, head) item, striding over the row's edges: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for EdgeSoftmaxParams {}
@@ -87,7 +87,7 @@ pub struct SpmmParams {
     /// The factor c applied to each sum (1 for the output, the GT scale for dq).
     pub scale: f32,
     /// Lanes per (row, head) item, striding over the features: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for SpmmParams {}
@@ -111,7 +111,7 @@ pub struct EdgeSoftmaxBackwardParams {
     /// Heads H (at least 1).
     pub heads: u32,
     /// Lanes per (row, head) item, striding over the row's edges: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for EdgeSoftmaxBackwardParams {}
@@ -143,7 +143,7 @@ pub struct SpmmTransposedParams {
     /// The factor c applied to each sum (the GT scale for dk, 1 for dv).
     pub scale: f32,
     /// Lanes per (column, head) item, striding over the features: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for SpmmTransposedParams {}
@@ -174,7 +174,7 @@ pub struct SoftmaxAggregateParams {
     /// Features per head F (at least 1).
     pub feat: u32,
     /// Lanes per (row, head) item, striding over edges and then features: a power of two, 1 to 32.
-    pub group: u32,
+    pub team_lanes: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for SoftmaxAggregateParams {}

@@ -14,14 +14,13 @@
 
 use crate::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
 use crate::kernel;
-use crate::kernels::common::reduce::warp_sum;
+use crate::kernels::common::reduce::{global_warp, warp_sum};
 use crate::simt::{self, WARP_SIZE, math};
 
 /// This warp's (node, head) as a flat index, or `None` past the last.
 #[inline(always)]
 fn this_head(nodes: u32, heads: u32) -> Option<usize> {
-    let warps = simt::block_dim().x / WARP_SIZE;
-    let w = simt::block_idx().x as u64 * warps as u64 + simt::warp_id() as u64;
+    let w = global_warp();
     (w < nodes as u64 * heads as u64).then_some(w as usize)
 }
 

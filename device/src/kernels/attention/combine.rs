@@ -13,6 +13,7 @@
 
 use crate::abi::CombineParams;
 use crate::kernel;
+use crate::kernels::common::reduce::global_warp;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
 use crate::simt::{self, WARP_SIZE, math};
 
@@ -21,8 +22,7 @@ use crate::simt::{self, WARP_SIZE, math};
 fn this_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
     let width = p.heads as usize * p.feat as usize;
     let slices = width.div_ceil(WARP_SIZE as usize);
-    let warps = (simt::block_dim().x / WARP_SIZE) as usize;
-    let w = simt::block_idx().x as usize * warps + simt::warp_id() as usize;
+    let w = global_warp() as usize;
     let (r, slice) = (w / slices, w % slices);
     let x = slice * WARP_SIZE as usize + simt::lane_id() as usize;
     if r >= p.num_rows as usize || x >= width {

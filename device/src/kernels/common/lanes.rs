@@ -4,6 +4,7 @@
 //! flow around them is uniform.
 
 use crate::abi::LaneMap;
+use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::merge;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
@@ -25,12 +26,7 @@ pub fn head_sum<const SLOTS: usize>(map: &LaneMap, partial: &mut [f32; SLOTS]) {
                     v += partial[t];
                 }
             });
-            let mut offset = map.head_lanes() / 2;
-            while offset > 0 {
-                v += warp::shfl_xor(FULL_MASK, v, offset);
-                offset /= 2;
-            }
-            total[s] = v;
+            total[s] = sum_over(v, map.head_lanes());
         }
     });
     unroll!(SLOTS, |s| {

@@ -1,12 +1,29 @@
-//! Warp-level reductions of `f32` over all lanes of a warp.
+//! Lane-level reductions of `f32`: over each aligned set of `lanes` lanes of a warp (a team, or a
+//! head's lanes), and over the whole warp.
 
-use crate::simt::{FULL_MASK, WARP_SIZE, warp};
+use crate::simt::{self, FULL_MASK, WARP_SIZE, warp};
 
-/// The maximum of `value` over the warp, in every lane (butterfly: 5 `shfl.xor`).
+/// The sum of `value` over each aligned set of `lanes` lanes (a power of two, 1 to 32), in every
+/// lane of the set (butterfly `shfl.xor` over the full mask; every lane of the warp must call it
+/// with the same `lanes`). Both partners of each step add the same two values, so all lanes of a
+/// set hold equal bits.
 #[inline(always)]
-pub fn warp_max(value: f32) -> f32 {
+pub fn sum_over(value: f32, lanes: u32) -> f32 {
     let mut v = value;
-    let mut offset = WARP_SIZE / 2;
+    let mut offset = lanes / 2;
+    while offset > 0 {
+        v += warp::shfl_xor(FULL_MASK, v, offset);
+        offset /= 2;
+    }
+    v
+}
+
+/// The maximum of `value` over each aligned set of `lanes` lanes, in every lane of the set (as
+/// [`sum_over`]).
+#[inline(always)]
+pub fn max_over(value: f32, lanes: u32) -> f32 {
+    let mut v = value;
+    let mut offset = lanes / 2;
     while offset > 0 {
         v = v.max(warp::shfl_xor(FULL_MASK, v, offset));
         offset /= 2;
@@ -14,17 +31,16 @@ pub fn warp_max(value: f32) -> f32 {
     v
 }
 
-/// The sum of `value` over the warp, in every lane (butterfly: 5 `shfl.xor`). Every lane adds in
-/// the same tree order, so all lanes hold the same bits.
+/// The maximum of `value` over the warp, in every lane (5 `shfl.xor`).
+#[inline(always)]
+pub fn warp_max(value: f32) -> f32 {
+    max_over(value, WARP_SIZE)
+}
+
+/// The sum of `value` over the warp, in every lane (5 `shfl.xor`, the same bits in every lane).
 #[inline(always)]
 pub fn warp_sum(value: f32) -> f32 {
-    let mut v = value;
-    let mut offset = WARP_SIZE / 2;
-    while offset > 0 {
-        v += warp::shfl_xor(FULL_MASK, v, offset);
-        offset /= 2;
-    }
-    v
+    sum_over(value, WARP_SIZE)
 }
 
 /// The sum of `value` over the warp in lane 0 only (5 `shfl.down`); other lanes hold partial sums.
@@ -37,4 +53,10 @@ pub fn warp_sum_to_lane0(value: f32) -> f32 {
         offset /= 2;
     }
     v
+}
+
+/// This warp's index in a 1-D grid: `block.x · warps per block + warp`.
+#[inline(always)]
+pub fn global_warp() -> u64 {
+    simt::block_idx().x as u64 * (simt::block_dim().x / WARP_SIZE) as u64 + simt::warp_id() as u64
 }

@@ -33,3 +33,11 @@ pub fn merge(m_a: f32, l_a: f32, m_b: f32, l_b: f32) -> (f32, f32, f32, f32) {
 pub fn log_sum_exp(m: f32, l: f32) -> f32 {
     if l > 0.0 { (m + math::log2(l)) * math::LN_2 } else { f32::NEG_INFINITY }
 }
+
+/// The natural log-sum-exp of a row whose scores (in natural units) have maximum `m` and
+/// `l = Σ exp(s − m)`: `m + log2(l)·ln 2`, or −∞ for an empty row. (The unfused kernels keep
+/// natural scores; [`log_sum_exp`] is its base-2 counterpart.)
+#[inline(always)]
+pub fn natural_log_sum_exp(m: f32, l: f32) -> f32 {
+    if l > 0.0 { m + math::log2(l) * math::LN_2 } else { f32::NEG_INFINITY }
+}

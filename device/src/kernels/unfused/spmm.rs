@@ -2,12 +2,12 @@
 //! `unfused` schedule's aggregation and the backward's dq, dk and dv.
 //!
 //! # Grid mapping
-//! One item per (output node n, head h), item index `n·H + h`. A group of `p.group` lanes takes
+//! One item per (output node n, head h), item index `n·H + h`. A team of `p.team_lanes` lanes takes
 //! an item; its lanes stride over the `F` features (in [`F4`] units when `F % 4 == 0`) and each
 //! lane walks all of the node's edges for its features, so each edge's feature row is read
-//! coalesced by the group. Groups sweep the `N·H` items grid-stride. 1-D grid and block,
-//! `block.x` a multiple of `WARP_SIZE`. The host's choice: `group` the smallest power of two
-//! ≥ `F / 4` (vector path) or `≥ F` (scalar path), at most 32; `grid.x = ⌈N·H·group / block.x⌉`
+//! coalesced by the team. Teams sweep the `N·H` items grid-stride. 1-D grid and block,
+//! `block.x` a multiple of `WARP_SIZE`. The host's choice: `team_lanes` the smallest power of two
+//! ≥ `F / 4` (vector path) or `≥ F` (scalar path), at most 32; `grid.x = ⌈N·H·team / block.x⌉`
 //! (fewer blocks are also correct).
 //!
 //! # Numerics
@@ -17,7 +17,8 @@
 
 use crate::abi::{SpmmParams, SpmmTransposedParams};
 use crate::kernel;
-use crate::kernels::unfused::{Feat, Groups};
+use crate::kernels::common::vector::Vector;
+use crate::kernels::unfused::Teams;
 use crate::simt::{F4, GSlice, GSliceMut};
 
 kernel! {
@@ -32,7 +33,7 @@ kernel! {
             heads: p.heads,
             feat: p.feat,
             scale: p.scale,
-            group: p.group,
+            team_lanes: p.team_lanes,
         };
         if p.feat.is_multiple_of(4) {
             aggregate::<F4>(&s, p.x.cast(), p.out.cast());
@@ -54,7 +55,7 @@ kernel! {
             heads: p.heads,
             feat: p.feat,
             scale: p.scale,
-            group: p.group,
+            team_lanes: p.team_lanes,
         };
         if p.feat.is_multiple_of(4) {
             aggregate::<F4>(&s, p.x.cast(), p.out.cast());
@@ -75,16 +76,16 @@ struct Aggregate {
     heads: u32,
     feat: u32,
     scale: f32,
-    group: u32,
+    team_lanes: u32,
 }
 
 /// The kernel body for feature unit `V`: `x` `[·, H, F]` and `out` `[num_out, H, F]` in units.
 #[inline(always)]
-fn aggregate<V: Feat>(s: &Aggregate, x: GSlice<V>, out: GSliceMut<V>) {
+fn aggregate<V: Vector>(s: &Aggregate, x: GSlice<V>, out: GSliceMut<V>) {
     let heads = s.heads as u64;
-    let units = (s.feat / V::WIDTH) as u64;
+    let units = (s.feat / V::WIDTH as u32) as u64;
     let total = s.num_out as u64 * heads;
-    let g = Groups::new(s.group);
+    let g = Teams::new(s.team_lanes);
 
     let mut sweep = g.first;
     while sweep < total {
@@ -108,13 +109,13 @@ fn aggregate<V: Feat>(s: &Aggregate, x: GSlice<V>, out: GSliceMut<V>) {
                     };
                     let w = s.weights.load((e * heads + h) as usize);
                     let other = s.nodes.load(k as usize) as u64;
-                    acc = V::axpy(acc, w, x.load(((other * heads + h) * units + u) as usize));
+                    acc = x.load(((other * heads + h) * units + u) as usize).mul_add(w, acc);
                     k += 1;
                 }
 
                 // Phase 3: the scaled result.
                 out.store((item * units + u) as usize, acc.scale(s.scale));
-                u += g.width as u64;
+                u += g.lanes as u64;
             }
         }
         sweep += g.stride;
