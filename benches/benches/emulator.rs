@@ -1,5 +1,6 @@
-//! Speed of the SIMT emulator (design.md §5 goal: 1,000 blocks × 256 threads with 4 barriers each
-//! in under 1 s on a 2-core x86-64 CPU), and of the warp operations that dominate real kernels.
+//! Speed of the SIMT emulator (the goal of docs/design.md §5: 1,000 blocks × 256 threads with 4
+//! barriers each in under 1 s on a 2-core x86-64 CPU), and of the warp operations that dominate
+//! real kernels.
 //!
 //! `cargo bench -p dfgnn-benches --bench emulator`
 

@@ -13,22 +13,23 @@ use crate::error::Result;
 /// in-degree 600.
 pub const DEFAULT_GENERATED_GRAPH: &str = "pl-2K-d8-h2x600";
 
-/// The data directory: `given` (the `--data-dir` option or `DFGNN_DATA_DIR`), else the default of
-/// `dfgnn_graphs::planetoid::data_dir`.
-pub fn data_dir(given: Option<&Path>) -> PathBuf {
-    given.map_or_else(dfgnn_graphs::planetoid::data_dir, Path::to_path_buf)
-}
-
 /// The main job's default graph and a line saying where it came from: Cora
-/// (`<data_dir>/planetoid/cora.npz`) when present, else [`DEFAULT_GENERATED_GRAPH`].
-pub fn default_graph(data_dir: &Path) -> Result<(String, Csr)> {
-    let cora = data_dir.join("planetoid").join("cora.npz");
-    if cora.exists() {
-        let data = dfgnn_graphs::planetoid::load(&cora)?;
-        return Ok((format!("Cora ({})", cora.display()), data.graph));
-    }
+/// (`<data_dir>/planetoid/cora.npz`) when the data directory (`--data-dir` or `DFGNN_DATA_DIR`)
+/// is given and holds it, else [`DEFAULT_GENERATED_GRAPH`].
+pub fn default_graph(data_dir: Option<&Path>) -> Result<(String, Csr)> {
+    let why = match data_dir {
+        Some(dir) => {
+            let cora = dfgnn_graphs::planetoid::path(dir, "cora");
+            if cora.exists() {
+                let data = dfgnn_graphs::planetoid::load(&cora)?;
+                return Ok((format!("Cora ({})", cora.display()), data.graph));
+            }
+            format!("no {}", cora.display())
+        }
+        None => "no data directory: --data-dir or DFGNN_DATA_DIR".to_string(),
+    };
     Ok((
-        format!("{DEFAULT_GENERATED_GRAPH} (generated; no {})", cora.display()),
+        format!("{DEFAULT_GENERATED_GRAPH} (generated; {why})"),
         dfgnn_graphs::named::generate(DEFAULT_GENERATED_GRAPH)?,
     ))
 }

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use bytesize::ByteSize;
 use clap::{Parser, Subcommand, ValueEnum};
 use dfgnn::Backend;
-use dfgnn_cli::data::{LoadOptions, data_dir, default_graph, load_graph};
+use dfgnn_cli::data::{LoadOptions, default_graph, load_graph};
 use dfgnn_cli::progress;
 use dfgnn_cli::run::RunRow;
 use dfgnn_cli::{CliError, Result};
@@ -27,8 +27,8 @@ struct Cli {
     /// Which backend runs the kernels.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
     backend: BackendChoice,
-    /// Where data sets are looked for (`planetoid/cora.npz`); default: dfgnn-graphs' data
-    /// directory.
+    /// Where data sets are looked for (`planetoid/cora.npz`); no default (without it, the main job
+    /// generates its graph).
     #[arg(long, env = "DFGNN_DATA_DIR", global = true)]
     data_dir: Option<std::path::PathBuf>,
     /// The most memory dfgnn's buffers and the main job's host arrays may take (e.g. `512MiB`,
@@ -232,7 +232,7 @@ fn run(cli: Cli) -> Result<()> {
                 Some(g) => (g.clone(), load_with_progress(g, &load)?),
                 None => {
                     let spinner = progress::spinner("loading the default graph");
-                    let result = default_graph(&data_dir(cli.data_dir.as_deref()));
+                    let result = default_graph(cli.data_dir.as_deref());
                     spinner.finish_and_clear();
                     result?
                 }

@@ -3,7 +3,7 @@
 //! # Brief overview
 //!
 //! Everything meets in [`Csr`]: rows are **destination** nodes and row `i` lists the
-//! in-neighbours `j` of `i` as `u32` column indices, with `u64` row offsets (design.md §2).
+//! in-neighbours `j` of `i` as `u32` column indices, with `u64` row offsets (docs/design.md §1).
 //! A `Csr` can only be built through [`Csr::new`]'s checks (or constructors that call it), so
 //! every other part of the project may trust its invariants.
 //!

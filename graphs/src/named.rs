@@ -5,7 +5,7 @@ use crate::error::{GraphError, Result};
 use crate::generate::{chung_lu, erdos_renyi, inject_hubs, molecule_batch, rmat, sbm_batch};
 use crate::{collection, corner, format};
 
-/// The benchmark graphs of the project (see `shared/notes/peers.md`).
+/// The benchmark graphs of the project (the peers' recipes, docs/peers.md).
 pub const BENCHMARKS: [&str; 3] = ["er-1M-d16", "pl-1M-d16", "batch-1024x120-d50"];
 
 /// The grammar of graph names, as printed in errors.

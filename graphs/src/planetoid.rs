@@ -1,9 +1,11 @@
-//! Cora and Citeseer (the Planetoid split) from `shared/data/planetoid/*.npz`.
+//! Cora and Citeseer (the Planetoid split) from `<data dir>/planetoid/{cora,citeseer}.npz`.
 //!
 //! Each archive holds `indptr` (int64), `indices` (int32) and `shape`: a symmetric CSR
 //! adjacency, so rows are destinations as everywhere else; plus `features` (float32 `[N, F]`),
 //! `labels` (int64 `[N]`, -1 for unlabelled nodes) and `train_mask`, `val_mask`, `test_mask`
-//! (bool `[N]`). See `shared/data/planetoid/README.md`.
+//! (bool `[N]`). Where the data comes from and how the archives are laid out: the crate README's
+//! "Data" section. The library has no default location: the caller passes the directory, or
+//! reads it from `DFGNN_DATA_DIR` with [`data_dir`].
 
 use std::path::{Path, PathBuf};
 
@@ -45,18 +47,16 @@ impl Planetoid {
     }
 }
 
-/// The data directory: `$DFGNN_DATA_DIR` if set, else `shared/data` beside the workspace
-/// (`<workspace>/../shared/data`).
-pub fn data_dir() -> PathBuf {
-    match std::env::var_os(DATA_DIR_ENV) {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    }
+/// `$DFGNN_DATA_DIR`, if it is set: the directory holding `planetoid/cora.npz` and
+/// `planetoid/citeseer.npz`. There is no default.
+pub fn data_dir() -> Option<PathBuf> {
+    std::env::var_os(DATA_DIR_ENV).map(PathBuf::from)
 }
 
-/// The path of a Planetoid archive by name (`"cora"`, `"citeseer"`) in [`data_dir`].
-pub fn path(name: &str) -> PathBuf {
-    data_dir().join("planetoid").join(format!("{name}.npz"))
+/// The path of a Planetoid archive by name (`"cora"`, `"citeseer"`) in the data directory `dir`:
+/// `<dir>/planetoid/<name>.npz`.
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("planetoid").join(format!("{name}.npz"))
 }
 
 /// Loads a Planetoid archive.

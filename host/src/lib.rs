@@ -5,6 +5,7 @@
 //! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
 //! | graph | [`graph`] | a graph prepared once on a backend |
 //! | ops | [`gt`], [`agnn`], [`gat`] | fused attention forward and backward, planned by [`plan`] |
+//! | interop | [`external`] | the ops on memory someone else owns (PyTorch tensors) |
 //!
 //! | on the CPU | on the device |
 //! |---|---|
@@ -15,6 +16,7 @@ pub mod agnn;
 pub mod backend;
 mod baseline;
 mod error;
+pub mod external;
 mod fused;
 pub mod gat;
 pub mod graph;

@@ -1,5 +1,5 @@
 //! The dynamic scheduler: a pure function from the graph's degrees, the feature shape and the
-//! device's limits to a plan (design.md §4).
+//! device's limits to a plan (docs/design.md §4).
 //!
 //! Level 1 decides which warp takes which edges: whole rows (`row_tiled`: one warp per row,
 //! online softmax over edge chunks in registers), or, for rows past a degree threshold, chunks

@@ -1,6 +1,6 @@
-//! AGNN attention (design.md §3): `s_ij = β · cos(h_i, h_j)` per head, `alpha_ij = softmax_j(s_ij)`,
-//! `o_i = Σ_j alpha_ij h_j`; i.e. GT with `q = k = h/‖h‖`, `v = h` and scale β, plus the
-//! normalisation's backward and `dβ`.
+//! AGNN attention (docs/design.md §3): `s_ij = β · cos(h_i, h_j)` per head,
+//! `alpha_ij = softmax_j(s_ij)`, `o_i = Σ_j alpha_ij h_j`; i.e. GT with `q = k = h/‖h‖`, `v = h`
+//! and scale β, plus the normalisation's backward and `dβ`.
 //!
 //! # Numerics
 //! The norm is taken per node and head over the F features and clamped like torch's

@@ -1,4 +1,4 @@
-//! GT, sparse scaled dot-product attention (design.md §3):
+//! GT, sparse scaled dot-product attention (docs/design.md §3):
 //! `s_ij = c · q_i·k_j`, `alpha_ij = softmax_j(s_ij)`, `o_i = Σ_j alpha_ij v_j`.
 
 use num_traits::Float;

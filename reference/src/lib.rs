@@ -1,5 +1,5 @@
-//! CPU ground truth for dfgnn: the unfused GT, GAT, GATv2 and AGNN attention of design.md §3, forward
-//! and backward, generic over `f32` and `f64`.
+//! CPU ground truth for dfgnn: the unfused GT, GAT, GATv2 and AGNN attention of docs/design.md §3,
+//! forward and backward, generic over `f32` and `f64`.
 //!
 //! Run in `f64` this crate is the oracle every fused kernel is checked against; run in `f32` it is
 //! the naive baseline of the tolerance rule "fused error ≤ 2 × naive error, both against `f64`"

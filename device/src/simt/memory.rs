@@ -182,7 +182,7 @@ impl GSliceMut<u32> {
 
 impl GSliceMut<f32> {
     /// `atomicAdd` on element `index`; returns the old value. The order of concurrent adds is not
-    /// fixed, so results that feed outputs never come from it (design.md §3).
+    /// fixed, so results that feed outputs never come from it (docs/design.md §3).
     #[inline(always)]
     pub fn atomic_add(&self, index: usize, value: f32) -> f32 {
         backend::global_atomic_add_f32(self.ptr, self.len, index, value)

@@ -314,11 +314,39 @@ impl Backend {
         unsafe { self.launch(&FILL_UNIFORM, &config, &params) }
     }
 
+    /// A buffer over `len` elements of `T` at `addr` that someone else owns (a PyTorch tensor,
+    /// say): device memory of this backend's device on the GPU, host memory under the emulator.
+    /// Nothing is allocated or counted against the memory budget, and dropping the buffer frees
+    /// nothing. Refused (never UB) when `addr` is null with `len > 0`, is not aligned to 16 bytes
+    /// (the kernels' vector loads need it), or the byte size overflows.
+    ///
+    /// Under the emulator the buffer can be read and written like any other; on the GPU it can
+    /// only be viewed by kernels (`download`, `copy` and `fill_zeros` refuse it).
+    ///
+    /// # Safety
+    /// `len` elements of `T` at `addr` must stay allocated, and be written by no one else, for as
+    /// long as the buffer or any launch that views it lives; any bit pattern must be a valid `T`
+    /// there (true of every [`Element`]).
+    pub unsafe fn borrow_external<T: Element>(&self, addr: u64, len: usize) -> Result<Buffer<T>> {
+        const ALIGN: u64 = 16;
+        if len.checked_mul(std::mem::size_of::<T>()).is_none() {
+            return Err(Error::Unsupported {
+                what: format!("an external buffer of {len} elements: the size overflows"),
+            });
+        }
+        if len > 0 && (addr == 0 || !addr.is_multiple_of(ALIGN)) {
+            return Err(Error::Unsupported {
+                what: format!("an external buffer at address {addr:#x} (it must be non-null and {ALIGN}-byte aligned)"),
+            });
+        }
+        Ok(Buffer { storage: Storage::External { addr, on: self.kind() }, len, bytes: 0, memory: self.memory.clone() })
+    }
+
     /// Copies a device buffer back to the host (waits for the work queued before).
     pub fn download<T: Element>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         match (&self.inner, &buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.download(s.as_ref(), buffer.len),
-            (Inner::Emulator(_), Storage::Host(v)) => Ok(v.as_slice().to_vec()),
+            (Inner::Emulator(_), _) => Ok(buffer.host_slice()?.to_vec()),
             _ => Err(foreign_buffer()),
         }
     }
@@ -327,8 +355,8 @@ impl Backend {
     pub fn fill_zeros<T: Element>(&self, buffer: &mut Buffer<T>) -> Result<()> {
         match (&self.inner, &mut buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.fill_zeros(s.as_mut()),
-            (Inner::Emulator(_), Storage::Host(v)) => {
-                v.as_mut_slice().fill(T::default());
+            (Inner::Emulator(_), _) => {
+                buffer.host_slice_mut()?.fill(T::default());
                 Ok(())
             }
             _ => Err(foreign_buffer()),
@@ -343,8 +371,16 @@ impl Backend {
         match (&self.inner, &src.storage, &mut dst.storage) {
             (Inner::Cuda(c), Storage::Cuda(Some(s)), Storage::Cuda(Some(d))) => c.copy(s, d),
             (Inner::Cuda(_), Storage::Cuda(None), Storage::Cuda(_)) => Ok(()),
-            (Inner::Emulator(_), Storage::Host(s), Storage::Host(d)) => {
-                d.as_mut_slice()[..src.len].copy_from_slice(s.as_slice());
+            (Inner::Emulator(_), _, _) => {
+                let (s, d) = (src.host_slice()?.as_ptr(), dst.host_slice_mut()?.as_mut_ptr());
+                let bytes = std::mem::size_of_val(src.host_slice()?);
+                // External buffers may alias each other: refuse overlap rather than copy wrongly.
+                if bytes > 0 && (s as usize) < d as usize + bytes && (d as usize) < s as usize + bytes {
+                    return Err(Error::Unsupported { what: "copying between overlapping buffers".to_string() });
+                }
+                // SAFETY: both are live host buffers of at least `src.len` elements (`dst.len`
+                // checked above) that do not overlap (checked above).
+                unsafe { std::ptr::copy_nonoverlapping(s, d, src.len) };
                 Ok(())
             }
             _ => Err(foreign_buffer()),
@@ -438,6 +474,11 @@ enum Storage<T: Element> {
     /// `None` for an empty buffer (the driver allocates no zero-byte buffers).
     Cuda(Option<CudaSlice<T>>),
     Host(HostVec<T>),
+    /// Memory someone else owns ([`Backend::borrow_external`]), on the backend `on`.
+    External {
+        addr: u64,
+        on: BackendKind,
+    },
 }
 
 /// Host memory standing in for device memory under the emulator: 16-byte aligned, as `F4` views
@@ -490,12 +531,41 @@ impl<T: Element> Buffer<T> {
         self.len == 0
     }
 
+    /// The elements, for a buffer in host memory (the emulator's, or external memory lent to it).
+    fn host_slice(&self) -> Result<&[T]> {
+        match &self.storage {
+            Storage::Host(v) => Ok(v.as_slice()),
+            Storage::External { on: BackendKind::Emulator, .. } if self.len == 0 => Ok(&[]),
+            Storage::External { addr, on: BackendKind::Emulator } => {
+                // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr`.
+                Ok(unsafe { std::slice::from_raw_parts(*addr as usize as *const T, self.len) })
+            }
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// The elements, writable, for a buffer in host memory.
+    fn host_slice_mut(&mut self) -> Result<&mut [T]> {
+        match &mut self.storage {
+            Storage::Host(v) => Ok(v.as_mut_slice()),
+            Storage::External { on: BackendKind::Emulator, .. } if self.len == 0 => Ok(&mut []),
+            Storage::External { addr, on: BackendKind::Emulator } => {
+                // SAFETY: `borrow_external`'s contract: `len` live, aligned elements at `addr` that
+                // no one else writes; `&mut self` makes this the only view through the buffer.
+                Ok(unsafe { std::slice::from_raw_parts_mut(*addr as usize as *mut T, self.len) })
+            }
+            _ => Err(foreign_buffer()),
+        }
+    }
+
     /// A read-only kernel view of the buffer.
     pub fn view(&self) -> GSlice<T> {
         let addr = match &self.storage {
             Storage::Cuda(Some(s)) => cuda::device_address(s),
             Storage::Cuda(None) => return GSlice::empty(),
             Storage::Host(v) => v.as_slice().as_ptr() as u64,
+            Storage::External { .. } if self.len == 0 => return GSlice::empty(),
+            Storage::External { addr, .. } => *addr,
         };
         // SAFETY: `addr` holds `len` elements of `T` for as long as the buffer lives; launches
         // that use the view promise (in their SAFETY comments) that it outlives them.
@@ -508,6 +578,8 @@ impl<T: Element> Buffer<T> {
             Storage::Cuda(Some(s)) => cuda::device_address(s),
             Storage::Cuda(None) => return GSliceMut::empty(),
             Storage::Host(v) => v.as_mut_slice().as_mut_ptr() as u64,
+            Storage::External { .. } if self.len == 0 => return GSliceMut::empty(),
+            Storage::External { addr, .. } => *addr,
         };
         // SAFETY: as for `view`.
         unsafe { GSliceMut::from_raw_parts(addr, self.len) }

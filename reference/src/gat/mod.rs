@@ -1,6 +1,6 @@
-//! GAT attention (design.md §3): `s_ij = LeakyReLU(el_i + er_j; slope)` with the node-level scores
-//! `el_i = ⟨h_dst[i], a_dst⟩` and `er_j = ⟨h[j], a_src⟩` per head, `alpha_ij = softmax_j(s_ij)`,
-//! `o_i = Σ_j alpha_ij h_j`.
+//! GAT attention (docs/design.md §3): `s_ij = LeakyReLU(el_i + er_j; slope)` with the node-level
+//! scores `el_i = ⟨h_dst[i], a_dst⟩` and `er_j = ⟨h[j], a_src⟩` per head,
+//! `alpha_ij = softmax_j(s_ij)`, `o_i = Σ_j alpha_ij h_j`.
 //!
 //! Two entry points: the full model (features and attention vectors in, so kernels that fuse the
 //! node-level dot products are checked against it) and the `_precomputed` variant (el and er in).

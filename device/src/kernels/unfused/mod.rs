@@ -1,4 +1,4 @@
-//! The baseline GT schedules (design.md §4), f32, forward and backward.
+//! The baseline GT schedules (docs/design.md §4), f32, forward and backward.
 //!
 //! - `unfused`, the DGL-sparse-style pipeline whose per-edge intermediates live in global memory:
 //!   [`unfused_sddmm`] (scores), [`unfused_edge_softmax`] (alpha and lse), [`unfused_spmm`] (output).

@@ -1,0 +1,137 @@
+"""PyG's attention layers on dfgnn's fused kernels: same constructor, ``state_dict`` and results.
+
+Each layer subclasses PyG's and replaces only the attention (message, softmax, aggregation). What
+the kernels cannot serve yet falls back to PyG's own ``forward``, as ``fallback`` says: ``"warn"``
+(once per layer, the default), ``"error"`` or ``"silent"``. :func:`convert` swaps the PyG layers of
+a model in place. Needs ``torch_geometric``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.nn import MessagePassing
+from torch_geometric.nn import conv as pyg
+
+from .graph import Graph
+from .ops import agnn_attention, gt_attention
+
+__all__ = ["TransformerConv", "AGNNConv", "convert"]
+
+_FALLBACKS = ("warn", "error", "silent")
+
+
+def _generic_propagate(self, edge_index, size=None, **kwargs):
+    """PyG's generic ``propagate``, for the fallback path. PyG compiles a ``propagate`` per class
+    from the ``propagate(...)`` call in the class's ``forward``; dfgnn's ``forward`` has none, and
+    a ``propagate`` in the class's own namespace keeps PyG from compiling one that takes the wrong
+    arguments."""
+    return MessagePassing.propagate(self, edge_index, size=size, **kwargs)
+
+
+class _Fused:
+    """The fallback policy shared by dfgnn's layers."""
+
+    def _set_fallback(self, fallback: str) -> None:
+        if fallback not in _FALLBACKS:
+            raise ValueError(f"fallback must be one of {_FALLBACKS}, not {fallback!r}")
+        self.fallback = fallback
+        self._warned = False
+
+    def _unserved(self, x: Tensor, edge_index, extra: list[str]) -> list[str]:
+        """Why the fused kernels cannot run this call (empty when they can)."""
+        reasons = list(extra)
+        if not isinstance(edge_index, Tensor) or edge_index.layout != torch.strided:
+            reasons.append("a sparse adjacency (pass edge_index as a [2, E] tensor)")
+        if x.dtype != torch.float32:
+            reasons.append(f"{x.dtype} features (the kernels take float32)")
+        if x.device.type != "cpu":
+            reasons.append(f"tensors on {x.device} (dfgnn's Python package serves CPU tensors so far)")
+        return reasons
+
+    def _fall_back(self, reasons: list[str]) -> None:
+        message = f"dfgnn.nn.{type(self).__name__} runs PyG's own path: {'; '.join(reasons)}"
+        if self.fallback == "error":
+            raise NotImplementedError(message)
+        if self.fallback == "warn" and not self._warned:
+            self._warned = True
+            warnings.warn(message, stacklevel=3)
+
+
+class TransformerConv(_Fused, pyg.TransformerConv):
+    """PyG's :class:`~torch_geometric.nn.conv.TransformerConv` with dfgnn's GT attention.
+
+    Served: heads, concat, beta, root weight, bias, bipartite inputs. PyG's path: ``edge_dim``,
+    attention dropout in training, ``return_attention_weights``, sparse adjacencies.
+    """
+
+    propagate = _generic_propagate
+
+    def __init__(self, *args, fallback: str = "warn", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_fallback(fallback)
+
+    def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
+        x_src, x_dst = (x, x) if isinstance(x, Tensor) else x
+        extra = []
+        if self.lin_edge is not None or edge_attr is not None:
+            extra.append("edge features (edge_dim)")
+        if return_attention_weights is not None:
+            extra.append("return_attention_weights")
+        if self.training and self.dropout > 0:
+            extra.append("attention dropout in training")
+        reasons = self._unserved(x_dst, edge_index, extra) + self._unserved(x_src, edge_index, [])
+        if reasons:
+            self._fall_back(sorted(set(reasons)))
+            return super().forward(x, edge_index, edge_attr, return_attention_weights)
+        H, C = self.heads, self.out_channels
+        graph = Graph.from_edge_index(edge_index, num_nodes=(x_src.size(0), x_dst.size(0)))
+        query = self.lin_query(x_dst).view(-1, H, C)
+        key = self.lin_key(x_src).view(-1, H, C)
+        value = self.lin_value(x_src).view(-1, H, C)
+        out = gt_attention(query, key, value, graph)
+        out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+        if self.root_weight:
+            x_r = self.lin_skip(x_dst)
+            if self.lin_beta is not None:
+                beta = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
+                out = beta * x_r + (1 - beta) * out
+            else:
+                out = out + x_r
+        return out
+
+
+class AGNNConv(_Fused, pyg.AGNNConv):
+    """PyG's :class:`~torch_geometric.nn.conv.AGNNConv` with dfgnn's AGNN attention (β learnt or
+    fixed, self loops added or not). PyG's path: sparse adjacencies."""
+
+    propagate = _generic_propagate
+
+    def __init__(self, *args, fallback: str = "warn", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_fallback(fallback)
+
+    def forward(self, x: Tensor, edge_index) -> Tensor:
+        reasons = self._unserved(x, edge_index, [] if x.dim() == 2 else [f"{x.dim()}-d features"])
+        if reasons:
+            self._fall_back(reasons)
+            return super().forward(x, edge_index)
+        graph = Graph.from_edge_index(edge_index, num_nodes=x.size(0), add_self_loops=self.add_self_loops)
+        return agnn_attention(x, graph, self.beta)
+
+
+#: PyG's layer → dfgnn's (GAT and GATv2 join when their kernels land).
+_REPLACEMENTS: dict[type, type] = {pyg.TransformerConv: TransformerConv, pyg.AGNNConv: AGNNConv}
+
+
+def convert(model: nn.Module, fallback: str = "warn") -> nn.Module:
+    """Swaps every PyG layer of ``model`` that dfgnn serves for dfgnn's, in place (parameters,
+    buffers and hooks stay), and returns ``model``."""
+    for module in model.modules():
+        replacement = _REPLACEMENTS.get(type(module))
+        if replacement is not None:
+            module.__class__ = replacement
+            module._set_fallback(fallback)
+    return model

@@ -1,0 +1,82 @@
+"""Shared pieces of the tests: test graphs, plain-torch references, the tolerance rule."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+#: The relative floor of the project's tolerance rule (proptests/src/tolerance.rs).
+FLOOR = 1e-5
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    assert a.shape == b.shape, (a.shape, b.shape)
+    if a.numel() == 0:
+        return 0.0
+    d = (a.double() - b.double()).abs()
+    return math.inf if torch.isnan(d).any() else float(d.max())
+
+
+def assert_tolerance(name: str, fused: torch.Tensor, naive: torch.Tensor, reference: torch.Tensor) -> None:
+    """The project's rule: max|fused − ref_f64| ≤ 2·max|naive_f32 − ref_f64| + FLOOR·max(1, |ref|)."""
+    error, naive_error = max_abs_diff(fused, reference), max_abs_diff(naive, reference)
+    magnitude = float(reference.abs().max()) if reference.numel() else 0.0
+    bound = 2 * naive_error + FLOOR * max(1.0, magnitude)
+    assert error <= bound, f"{name}: error {error:.3e} > bound {bound:.3e} (naive {naive_error:.3e})"
+
+
+def gt_reference(q, k, v, edge_index, num_dst, scale):
+    """Edge-wise GT attention in plain torch (differentiable; any dtype)."""
+    src, dst = edge_index[0], edge_index[1]
+    heads = q.shape[1]
+    s = (q[dst] * k[src]).sum(-1) * scale  # [E, H]
+    top = torch.full((num_dst, heads), -math.inf, dtype=s.dtype).scatter_reduce(
+        0, dst[:, None].expand_as(s), s, "amax", include_self=True
+    )
+    e = torch.exp(s - top[dst].detach())
+    total = torch.zeros(num_dst, heads, dtype=s.dtype).index_add(0, dst, e)
+    alpha = e / total[dst]
+    return torch.zeros(num_dst, *v.shape[1:], dtype=v.dtype).index_add(0, dst, alpha[..., None] * v[src])
+
+
+def agnn_reference(h, beta, edge_index):
+    """AGNN in plain torch: ``h`` is [N, H, F], ``beta`` a one-element tensor."""
+    hn = torch.nn.functional.normalize(h, p=2.0, dim=-1)
+    return gt_reference(hn * beta.reshape(()), hn, h, edge_index, h.shape[0], 1.0)
+
+
+def _edges(pairs):
+    return torch.tensor(pairs, dtype=torch.int64).reshape(-1, 2).t().contiguous()
+
+
+def _random_edges(seed: int, num_src: int, num_dst: int, num_edges: int):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, num_src, (num_edges,), generator=g)
+    dst = torch.randint(0, num_dst, (num_edges,), generator=g)
+    return torch.stack([src, dst])
+
+
+#: (name, edge_index, num_src, num_dst): empty rows, duplicates, self loops, bipartite, no edges.
+GRAPHS = [
+    ("small", _edges([(0, 1), (1, 0), (2, 0), (3, 2), (0, 3)]), 4, 4),
+    ("empty-rows", _edges([(0, 2), (1, 2), (3, 5)]), 6, 6),
+    ("duplicates-and-self-loops", _edges([(1, 1), (1, 1), (0, 1), (2, 2), (0, 1), (2, 0)]), 3, 3),
+    ("bipartite", _random_edges(1, 9, 5, 30), 9, 5),
+    ("random", _random_edges(2, 40, 40, 200), 40, 40),
+    ("no-edges", torch.zeros(2, 0, dtype=torch.int64), 3, 3),
+]
+
+#: (heads, features per head): odd and even, vector and scalar loads.
+SHAPES = [(1, 4), (3, 5), (2, 8), (1, 7)]
+
+
+@pytest.fixture(params=GRAPHS, ids=[g[0] for g in GRAPHS])
+def graph_case(request):
+    return request.param
+
+
+@pytest.fixture(params=SHAPES, ids=[f"H{h}F{f}" for h, f in SHAPES])
+def shape(request):
+    return request.param

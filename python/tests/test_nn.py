@@ -1,0 +1,148 @@
+"""Drop-in parity of dfgnn.nn's layers with PyG's: same state_dict, outputs and gradients."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+from conftest import assert_tolerance
+
+pyg = pytest.importorskip("torch_geometric.nn")
+import dfgnn.nn  # noqa: E402
+
+
+def _parity(make_pyg, make_dfgnn, inputs, edge_index):
+    """Runs PyG's layer in f64 (reference) and f32 (naive) and dfgnn's in f32 with the same
+    state_dict; compares the output and the gradients of every input and parameter."""
+    torch.manual_seed(0)
+    base = make_pyg()
+    fused = make_dfgnn()
+    assert base.state_dict().keys() == fused.state_dict().keys()
+    fused.load_state_dict(base.state_dict())
+    layers = {"ref": copy.deepcopy(base).double(), "naive": base, "fused": fused}
+    d_out = None
+    results = {}
+    for kind, layer in layers.items():
+        dtype = torch.float64 if kind == "ref" else torch.float32
+        xs = [x.to(dtype).detach().clone().requires_grad_() for x in inputs]
+        out = layer(xs[0] if len(xs) == 1 else tuple(xs), edge_index)
+        if d_out is None:
+            d_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+        out.backward(d_out.to(dtype))
+        grads = {f"d{name}": p.grad for name, p in layer.named_parameters()}
+        grads.update({f"dx{i}": x.grad for i, x in enumerate(xs)})
+        results[kind] = {"out": out.detach(), **grads}
+    assert results["fused"].keys() == results["ref"].keys()
+    for name, reference in results["ref"].items():
+        if reference is None:  # a parameter the layer does not use (lin_skip without root weight)
+            assert results["fused"][name] is None, name
+            continue
+        assert_tolerance(name, results["fused"][name], results["naive"][name], reference)
+
+
+def _graph(seed, num_src, num_dst, num_edges):
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randint(0, num_src, (num_edges,), generator=g), torch.randint(0, num_dst, (num_edges,), generator=g)])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(heads=1),
+        dict(heads=3, concat=False),
+        dict(heads=2, beta=True),
+        dict(heads=2, root_weight=False, bias=False),
+    ],
+    ids=["one-head", "mean-of-3-heads", "beta", "no-root-no-bias"],
+)
+def test_transformer_conv_matches_pyg(kwargs):
+    edge_index = _graph(1, 20, 20, 90)
+    x = torch.randn(20, 6, generator=torch.Generator().manual_seed(2))
+    _parity(
+        lambda: pyg.TransformerConv(6, 5, **kwargs).eval(),
+        lambda: dfgnn.nn.TransformerConv(6, 5, fallback="error", **kwargs).eval(),
+        [x],
+        edge_index,
+    )
+
+
+def test_transformer_conv_matches_pyg_on_a_bipartite_graph():
+    edge_index = _graph(3, 12, 7, 40)
+    g = torch.Generator().manual_seed(4)
+    x_src, x_dst = torch.randn(12, 6, generator=g), torch.randn(7, 3, generator=g)
+    _parity(
+        lambda: pyg.TransformerConv((6, 3), 4, heads=2).eval(),
+        lambda: dfgnn.nn.TransformerConv((6, 3), 4, heads=2, fallback="error").eval(),
+        [x_src, x_dst],
+        edge_index,
+    )
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("add_self_loops", [True, False])
+def test_agnn_conv_matches_pyg(requires_grad, add_self_loops):
+    edge_index = _graph(5, 25, 25, 100)
+    x = torch.randn(25, 7, generator=torch.Generator().manual_seed(6))
+
+    def init(layer):
+        if requires_grad:
+            layer.beta.data.fill_(1.4)
+        return layer.eval()
+
+    kwargs = dict(requires_grad=requires_grad, add_self_loops=add_self_loops)
+    _parity(
+        lambda: init(pyg.AGNNConv(**kwargs)),
+        lambda: init(dfgnn.nn.AGNNConv(fallback="error", **kwargs)),
+        [x],
+        edge_index,
+    )
+
+
+def test_unserved_options_fall_back_to_pyg_as_asked():
+    edge_index = _graph(7, 10, 10, 30)
+    x = torch.randn(10, 4)
+    edge_attr = torch.randn(30, 3)
+    base = pyg.TransformerConv(4, 4, edge_dim=3).eval()
+    layer = dfgnn.nn.TransformerConv(4, 4, edge_dim=3).eval()
+    layer.load_state_dict(base.state_dict())
+    with pytest.warns(UserWarning, match="edge features"):
+        out = layer(x, edge_index, edge_attr)
+    assert torch.equal(out, base(x, edge_index, edge_attr))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        layer(x, edge_index, edge_attr)  # warns once per layer
+    strict = dfgnn.nn.TransformerConv(4, 4, fallback="error").eval()
+    with pytest.raises(NotImplementedError, match="return_attention_weights"):
+        strict(x, edge_index, return_attention_weights=True)
+    with pytest.raises(NotImplementedError, match="float64"):
+        strict(x.double(), edge_index)
+    with pytest.raises(ValueError, match="fallback"):
+        dfgnn.nn.AGNNConv(fallback="sometimes")
+
+
+def test_convert_swaps_pyg_layers_in_place():
+    model = torch.nn.Sequential()
+    model.append(pyg.TransformerConv(4, 4))
+    model.append(pyg.AGNNConv())
+    model.append(torch.nn.Linear(4, 4))
+    params = [p for p in model.parameters()]
+    dfgnn.nn.convert(model, fallback="error")
+    assert type(model[0]) is dfgnn.nn.TransformerConv and type(model[1]) is dfgnn.nn.AGNNConv
+    assert type(model[2]) is torch.nn.Linear
+    assert all(a is b for a, b in zip(model.parameters(), params, strict=True))
+    edge_index = _graph(8, 6, 6, 20)
+    x = torch.randn(6, 4)
+    assert model[1](model[0](x, edge_index), edge_index).shape == (6, 4)
+
+
+def test_a_converted_layer_still_falls_back_to_pyg():
+    edge_index = _graph(9, 8, 8, 25)
+    x = torch.randn(8, 4)
+    base = pyg.TransformerConv(4, 3, heads=2).eval()
+    layer = dfgnn.nn.convert(copy.deepcopy(base), fallback="silent")
+    out, (ei, alpha) = layer(x, edge_index, return_attention_weights=True)
+    expected, (_, expected_alpha) = base(x, edge_index, return_attention_weights=True)
+    assert torch.equal(out, expected) and torch.equal(alpha, expected_alpha)
+    assert torch.allclose(layer(x, edge_index), expected, atol=1e-5)

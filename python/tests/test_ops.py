@@ -1,0 +1,199 @@
+"""dfgnn.ops and dfgnn.Graph on CPU tensors (the SIMT emulator) against plain-torch references."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import agnn_reference, assert_tolerance, gt_reference
+
+import dfgnn
+from dfgnn.ops import agnn_attention, gt_attention
+
+
+def _inputs(seed, shape, *sizes):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(n, *shape, generator=g, dtype=torch.float64) for n in sizes]
+
+
+def test_gt_forward_and_backward_match_the_f64_reference(graph_case, shape):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    q64, k64, v64 = _inputs(7, shape, num_dst, num_src, num_src)
+    d_out = _inputs(8, shape, num_dst)[0]
+    scale = 1 / math.sqrt(shape[1])
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        q, k, v = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64))
+        if kind == "fused":
+            out = gt_attention(q, k, v, graph)
+        else:
+            out = gt_reference(q, k, v, edge_index, num_dst, scale)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), q.grad, k.grad, v.grad)
+    for i, what in enumerate(("out", "dq", "dk", "dv")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_agnn_forward_and_backward_match_the_f64_reference(graph_case, shape):
+    name, edge_index, num_src, num_dst = graph_case
+    if num_src != num_dst:
+        pytest.skip("AGNN needs a square graph (the bipartite refusal is tested below)")
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=num_src)
+    (h64,) = _inputs(9, shape, num_src)
+    d_out = _inputs(10, shape, num_src)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        h = h64.to(dtype).detach().clone().requires_grad_()
+        beta = torch.tensor([0.7], dtype=dtype, requires_grad=True)
+        out = agnn_attention(h, graph, beta) if kind == "fused" else agnn_reference(h, beta, edge_index)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), h.grad, beta.grad)
+    for i, what in enumerate(("out", "dh", "dbeta")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_agnn_takes_two_dimensional_features_and_a_float_beta():
+    edge_index = torch.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=3)
+    h = torch.randn(3, 6)
+    out = agnn_attention(h, graph, 2.0)
+    expected = agnn_reference(h.double()[:, None], torch.tensor([2.0], dtype=torch.float64), edge_index)[:, 0]
+    assert out.shape == (3, 6)
+    assert torch.allclose(out.double(), expected, atol=1e-5)
+
+
+def test_reruns_are_bit_identical():
+    edge_index = torch.randint(0, 30, (2, 150), generator=torch.Generator().manual_seed(3))
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=30)
+    q, k, v = (torch.randn(30, 2, 8, requires_grad=True) for _ in range(3))
+    runs = []
+    for _ in range(2):
+        out = gt_attention(q, k, v, graph)
+        grads = torch.autograd.grad(out.square().sum(), (q, k, v))
+        runs.append((out, *grads))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
+def test_graphs_are_cached_per_tensor_and_version():
+    edge_index = torch.tensor([[0, 1], [1, 0]])
+    first = dfgnn.Graph.from_edge_index(edge_index, num_nodes=2)
+    assert dfgnn.Graph.from_edge_index(edge_index, num_nodes=2) is first
+    assert dfgnn.Graph.from_edge_index(edge_index.clone(), num_nodes=2) is not first
+    assert dfgnn.Graph.from_edge_index(edge_index, num_nodes=3) is not first
+    edge_index[0, 0] = 1
+    edited = dfgnn.Graph.from_edge_index(edge_index, num_nodes=2)
+    assert edited is not first
+    assert (edited.num_src, edited.num_dst, edited.num_edges) == (2, 2, 2)
+
+
+def test_self_loops_are_replaced_as_pyg_does():
+    edge_index = torch.tensor([[0, 1, 1, 2], [1, 1, 0, 2]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4, add_self_loops=True)
+    assert graph.num_edges == 2 + 4
+    with pytest.raises(ValueError, match="bipartite"):
+        dfgnn.Graph.from_edge_index(edge_index, num_nodes=(4, 3), add_self_loops=True)
+
+
+def test_pyg_edge_index_gives_its_sparse_size():
+    torch_geometric = pytest.importorskip("torch_geometric")
+    edge_index = torch_geometric.EdgeIndex(torch.tensor([[0, 1], [1, 0]]), sparse_size=(5, 5))
+    graph = dfgnn.Graph.from_edge_index(edge_index)
+    assert (graph.num_src, graph.num_dst, graph.num_edges) == (5, 5, 2)
+
+
+@pytest.mark.parametrize(
+    "edge_index, num_nodes, error, match",
+    [
+        (torch.tensor([[0, 1], [1, 5]]), 3, ValueError, "destination node 5"),
+        (torch.tensor([[-1, 1], [1, 0]]), 3, ValueError, "source node -1"),
+        (torch.tensor([[0, 1, 2]]), 3, ValueError, r"\[2, E\]"),
+        (torch.tensor([[0.0, 1.0], [1.0, 0.0]]), 3, TypeError, "int64 or int32"),
+        ([[0, 1], [1, 0]], 3, TypeError, "torch.Tensor"),
+        (torch.tensor([[0, 1], [1, 0]]), 2**32, ValueError, "nodes"),
+        (torch.tensor([[0, 1], [1, 0]]), (2, 2, 2), TypeError, "num_nodes"),
+    ],
+)
+def test_malformed_graphs_are_clear_errors(edge_index, num_nodes, error, match):
+    with pytest.raises(error, match=match):
+        dfgnn.Graph.from_edge_index(edge_index, num_nodes=num_nodes)
+
+
+def test_bad_tensors_are_clear_errors():
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    q = torch.randn(3, 2, 4)
+    with pytest.raises(TypeError, match="float32"):
+        gt_attention(q.double(), q.double(), q.double(), graph)
+    with pytest.raises(TypeError, match="float32"):
+        gt_attention(q.half(), q, q, graph)
+    with pytest.raises(ValueError, match=r"\[3, H, F\]"):
+        gt_attention(torch.randn(4, 2, 4), q, q, graph)
+    with pytest.raises(ValueError, match="heads"):
+        gt_attention(q, torch.randn(3, 4, 2), q, graph)
+    with pytest.raises(ValueError, match="meta"):
+        gt_attention(q.to("meta"), q, q, graph)
+    misaligned = torch.randn(3 * 8 + 1)[1:].view(3, 2, 4)
+    with pytest.raises(ValueError, match="aligned"):
+        gt_attention(misaligned, q, q, graph)
+    with pytest.raises(TypeError, match="dfgnn.Graph"):
+        gt_attention(q, q, q, "graph")
+    with pytest.raises(ValueError, match="finite"):
+        gt_attention(q, q, q, graph, scale=math.inf)
+    bipartite = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=(3, 2))
+    with pytest.raises(ValueError, match="sources are its destinations"):
+        agnn_attention(torch.randn(2, 4), bipartite)
+
+
+def test_non_contiguous_inputs_are_made_contiguous():
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    q = torch.randn(2, 3, 4).transpose(0, 1)
+    assert not q.is_contiguous()
+    assert torch.equal(gt_attention(q, q, q, graph), gt_attention(q.contiguous(), q.contiguous(), q.contiguous(), graph))
+
+
+def test_the_ops_pass_opcheck():
+    edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 3]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+    q, k, v = (torch.randn(4, 2, 4, requires_grad=True) for _ in range(3))
+    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5))
+    h = torch.randn(4, 1, 5, requires_grad=True)
+    beta = torch.tensor([1.3], requires_grad=True)
+    torch.library.opcheck(torch.ops.dfgnn.agnn_forward.default, (h, beta, graph.id))
+
+
+def test_torch_compile_fullgraph_matches_eager():
+    edge_index = torch.tensor([[0, 1, 2, 2, 3, 0], [1, 2, 0, 1, 3, 3]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+
+    def step(q, k, v, h, beta):
+        return gt_attention(q, k, v, graph).sum() + agnn_attention(h, graph, beta).square().sum()
+
+    args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]
+    args += [torch.randn(4, 5, requires_grad=True), torch.tensor([0.9], requires_grad=True)]
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    eager_loss = step(*args)
+    eager_grads = torch.autograd.grad(eager_loss, args)
+    compiled_loss = compiled(*args)
+    compiled_grads = torch.autograd.grad(compiled_loss, args)
+    assert torch.equal(eager_loss, compiled_loss)
+    for a, b in zip(eager_grads, compiled_grads):
+        assert torch.equal(a, b)
+
+
+def test_importing_touches_no_cuda():
+    code = "import torch, dfgnn, dfgnn.nn; assert not torch.cuda.is_initialized(), 'CUDA initialised'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: CUDA tensors not tested")
+def test_cuda_tensors_are_refused_clearly_for_now():
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]], device="cuda"), num_nodes=2)
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
+    q = torch.randn(2, 1, 4, device="cuda")
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        gt_attention(q, q, q, graph)
