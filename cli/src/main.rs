@@ -58,7 +58,7 @@ enum BackendChoice {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The main job: GT and AGNN, forward and backward, under every schedule, on the default
+    /// The main job: GT, AGNN and GAT, forward and backward, under every schedule, on the default
     /// graph (Cora when the data directory holds it, else a generated power-law graph with super
     /// nodes) or a given one, checked against the f64 reference and timed. Each row is printed as
     /// soon as it is measured.

@@ -1,4 +1,4 @@
-//! The main job (`dfgnn run`): GT and AGNN, forward and backward, under every schedule, on a
+//! The main job (`dfgnn run`): GT, AGNN and GAT, forward and backward, under every schedule, on a
 //! default graph (see [`crate::data::default_graph`]), each checked against the f64 reference
 //! with the project's tolerance rule, and timed.
 //!
@@ -7,10 +7,11 @@
 //! checks what it will need against the memory it may use ([`MemoryNeed`]); while it runs, the
 //! progress bar it is given names each step, and each row is handed over as soon as it is measured.
 
-use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::{
-    Dims, Pattern, agnn_backward, agnn_forward, allowed_error, gt_backward, gt_forward, magnitude, max_abs_diff,
+    Dims, Pattern, agnn_backward, agnn_forward, allowed_error, gat_backward, gat_forward, gt_backward, gt_forward,
+    magnitude, max_abs_diff,
 };
 use indicatif::ProgressBar;
 
@@ -74,13 +75,15 @@ impl MemoryNeed {
         let features = mul(add(graph.num_dst(), graph.num_src())?, width)?;
         let scores = mul(add(graph.nnz(), add(graph.num_dst(), graph.num_src())?)?, heads as usize)?;
         // Host: f32 inputs (4 B) and up to four f64 copies alive at once (32 B); f64 and f32
-        // references of GT and AGNN (2 x (8 + 4) x 4 arrays = 96 B); downloads (4 B); the
-        // reference's per-edge scores, probabilities and their gradients in f64 and f32 (96 B).
-        let host = add(mul(features, 4 + 32 + 96 + 4)?, mul(scores, 96)?)?;
+        // references of GT and AGNN (2 x (8 + 4) x 4 arrays = 96 B) and of GAT (out, dh, dh_dst:
+        // 36 B); downloads (4 B); the reference's per-edge scores, probabilities and their
+        // gradients in f64 and f32 (96 B).
+        let host = add(mul(features, 4 + 32 + 96 + 36 + 4)?, mul(scores, 96)?)?;
         // Device: four f32 inputs, four outputs and gradients, AGNN's normalised copy and its
-        // gradient, scratch (4 B x 12); per-row statistics and per-edge work lists (32 B).
+        // gradient, scratch (4 B x 12), GAT's output and two gradients while GT's are alive
+        // (4 B x 3); per-row statistics and per-edge work lists (32 B).
         let graph_bytes = DeviceGraph::bytes_for(graph.num_dst(), graph.num_src(), graph.nnz()).ok_or_else(overflow)?;
-        let device = add(add(mul(features, 48)?, mul(scores, 32)?)?, graph_bytes)?;
+        let device = add(add(mul(features, 60)?, mul(scores, 32)?)?, graph_bytes)?;
         Ok(Self { host, device })
     }
 }
@@ -164,7 +167,7 @@ pub fn run(
     preflight(backend, graph, options)?;
     let (h, f) = (options.heads, options.feat);
     let (warmup, repeats) = if backend.kind() == BackendKind::Cuda { (3, 10) } else { (0, 1) };
-    progress.set_length((options.schedules.len() * if graph.num_dst() == graph.num_src() { 2 } else { 1 }) as u64);
+    progress.set_length((options.schedules.len() * if graph.num_dst() == graph.num_src() { 3 } else { 2 }) as u64);
     progress.set_message("preparing the graph");
     let dg = DeviceGraph::new(backend, graph)?;
     let dims = Dims { heads: h as usize, feat: f as usize };
@@ -195,6 +198,22 @@ pub fn run(
     } else {
         None
     };
+    // GAT: h = v, h_dst = q, and attention vectors of [H, F] (scaled so scores spread over both
+    // sides of the LeakyReLU).
+    let slope = dfgnn::DEFAULT_GAT_SLOPE;
+    let hf = h as usize * f as usize;
+    let a_scale = 4.0 / (f as f32).sqrt();
+    let (a_dst, a_src): (Vec<f32>, Vec<f32>) = (
+        random(hf, options.seed + 4).iter().map(|x| x * a_scale).collect(),
+        random(hf, options.seed + 5).iter().map(|x| x * a_scale).collect(),
+    );
+    let (ba_dst, ba_src) = (backend.upload(&a_dst)?, backend.upload(&a_src)?);
+    let s64 = slope as f64;
+    let rt = gat_forward(&pattern, dims, &up(&v), &up(&q), &up(&a_dst), &up(&a_src), s64)?;
+    let rtg =
+        gat_backward(&pattern, dims, &up(&v), &up(&q), &up(&a_dst), &up(&a_src), s64, &rt.out, &rt.lse, &up(&d_out))?;
+    let nt = gat_forward(&pattern, dims, &v, &q, &a_dst, &a_src, slope)?;
+    let ntg = gat_backward(&pattern, dims, &v, &q, &a_dst, &a_src, slope, &nt.out, &nt.lse, &d_out)?;
 
     let time = |work: &dyn Fn() -> dfgnn::Result<()>| -> Result<f64> {
         let mut samples = Vec::new();
@@ -307,6 +326,44 @@ pub fn run(
             });
             on_row(&rows[rows.len() - 1]);
         }
+
+        // GAT.
+        progress.set_message(format!("GAT under {schedule}"));
+        let gat = Gat::new(
+            &dg,
+            &GatConfig { heads: h, feat: f, slope, plan: PlanOptions { schedule, ..Default::default() } },
+        )?;
+        let fwd = gat.forward(&bv, &bq, &ba_dst, &ba_src)?;
+        let grads = gat.backward(&fwd, &bd)?;
+        let checks = [
+            ("out", backend.download(&fwd.out)?, &nt.out, &rt.out),
+            ("dh", backend.download(&grads.dh)?, &ntg.dh, &rtg.dh),
+            ("dh_dst", backend.download(&grads.dh_dst)?, &ntg.dh_dst, &rtg.dh_dst),
+            ("da_dst", backend.download(&grads.da_dst)?, &ntg.da_dst, &rtg.da_dst),
+            ("da_src", backend.download(&grads.da_src)?, &ntg.da_src, &rtg.da_src),
+        ];
+        let (worst, error_ratio) = checks
+            .iter()
+            .map(|(name, fused, naive, reference)| {
+                (*name, ratio(max_abs_diff(fused, reference), max_abs_diff(naive, reference), magnitude(reference)))
+            })
+            .fold(("", 0.0f64), |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a });
+        let forward_ms = time(&|| gat.forward(&bv, &bq, &ba_dst, &ba_src).map(drop))?;
+        let forward_backward_ms = time(&|| {
+            let fwd = gat.forward(&bv, &bq, &ba_dst, &ba_src)?;
+            gat.backward(&fwd, &bd).map(drop)
+        })?;
+        progress.inc(1);
+        rows.push(RunRow {
+            model: "GAT",
+            schedule,
+            plan: gat.plan().summary(),
+            forward_ms,
+            forward_backward_ms,
+            error_ratio,
+            worst: worst.to_string(),
+        });
+        on_row(&rows[rows.len() - 1]);
     }
     Ok(rows)
 }

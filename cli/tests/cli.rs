@@ -99,6 +99,7 @@ fn the_main_job_prints_rows_as_it_goes_and_keeps_them_when_a_later_schedule_fail
     );
     assert!(stdout.contains("GT    edge_parallel"), "{stdout}");
     assert!(stdout.contains("AGNN  edge_parallel"), "{stdout}");
+    assert!(stdout.contains("GAT   edge_parallel"), "{stdout}");
     assert!(!stdout.contains("checks passed"), "{stdout}");
 }
 
@@ -107,7 +108,7 @@ fn the_main_job_passes_and_shows_no_progress_on_a_pipe() {
     let out = dfgnn(&["run", "--graph", "er-1K-d8", "--schedule", "auto"]);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("all 2 checks passed on emulator"), "{stdout}");
+    assert!(stdout.contains("all 3 checks passed on emulator"), "{stdout}");
     assert_eq!(stderr, "", "progress belongs on terminals only");
 }
 

@@ -38,7 +38,7 @@ pub(crate) fn edge_team_lanes(num_edges: usize, num_rows: usize) -> u32 {
 ///
 /// # Safety
 /// As [`Backend::launch`].
-unsafe fn launch_items<P: LaunchParams>(
+pub(crate) unsafe fn launch_items<P: LaunchParams>(
     backend: &Backend,
     kernel: &KernelRef<P>,
     items: u64,
@@ -92,7 +92,7 @@ fn sddmm(
 }
 
 /// α (and lse when given) from the scores, per row and head.
-fn edge_softmax(
+pub(crate) fn edge_softmax(
     g: &DeviceGraph<'_>,
     heads: u32,
     scores: &Buffer<f32>,
@@ -114,7 +114,7 @@ fn edge_softmax(
 }
 
 /// `out[i] = c·Σ_e w[e]·x[col(e)]` per row and head.
-fn spmm(
+pub(crate) fn spmm(
     g: &DeviceGraph<'_>,
     heads: u32,
     feat: u32,
@@ -141,7 +141,7 @@ fn spmm(
 
 /// `out[j] = c·Σ_{CSC slots of j} w[edge]·x[row]` per column and head.
 #[allow(clippy::too_many_arguments)]
-fn spmm_transposed(
+pub(crate) fn spmm_transposed(
     g: &DeviceGraph<'_>,
     heads: u32,
     feat: u32,
@@ -178,19 +178,31 @@ fn spmm_transposed(
 
 /// The forward of `unfused` (`edge_parallel = false`) or `edge_parallel`: `(out, lse)`.
 pub(crate) fn forward(g: &DeviceGraph<'_>, x: &Inputs, edge_parallel: bool) -> Result<(Buffer<f32>, Buffer<f32>)> {
+    let mut scores = g.backend().alloc::<f32>(g.nnz() * x.heads as usize)?;
+    sddmm(g, x.q, x.k, x.heads, x.feat, x.scale, &mut scores)?;
+    forward_from_scores(g, &scores, x.v, x.heads, x.feat, edge_parallel)
+}
+
+/// The rest of a baseline forward from the `[E, H]` natural scores: softmax and aggregation of
+/// `v`, `(out, lse)` (any model's scores).
+pub(crate) fn forward_from_scores(
+    g: &DeviceGraph<'_>,
+    scores: &Buffer<f32>,
+    v: GSlice<f32>,
+    heads: u32,
+    feat: u32,
+    edge_parallel: bool,
+) -> Result<(Buffer<f32>, Buffer<f32>)> {
     let backend = g.backend();
-    let (heads, feat) = (x.heads, x.feat);
     let eh = g.nnz() * heads as usize;
     let mut out = backend.alloc::<f32>(g.num_dst() * heads as usize * feat as usize)?;
     let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-    let mut scores = backend.alloc::<f32>(eh)?;
-    sddmm(g, x.q, x.k, heads, feat, x.scale, &mut scores)?;
     if edge_parallel {
         let params = SoftmaxAggregateParams {
             offsets: g.d_row_offsets.view(),
             columns: g.d_columns.view(),
             scores: scores.view(),
-            v: x.v,
+            v,
             out: out.view_mut(),
             lse: lse.view_mut(),
             num_rows: g.num_dst() as u32,
@@ -210,30 +222,29 @@ pub(crate) fn forward(g: &DeviceGraph<'_>, x: &Inputs, edge_parallel: bool) -> R
         };
     } else {
         let mut alpha = backend.alloc::<f32>(eh)?;
-        edge_softmax(g, heads, &scores, &mut alpha, lse.view_mut())?;
-        spmm(g, heads, feat, &alpha, x.v, 1.0, &mut out)?;
+        edge_softmax(g, heads, scores, &mut alpha, lse.view_mut())?;
+        spmm(g, heads, feat, &alpha, v, 1.0, &mut out)?;
     }
     Ok((out, lse))
 }
 
-/// The unfused backward: `(dq, dk, dv)`, with the query and key gradients multiplied by
-/// `grad_scale` (GT: the score scale).
-pub(crate) fn backward(
+/// The softmax's backward from the `[E, H]` natural scores, for any model: `(α, ds)` with
+/// `ds = α·(dO·v − Σ_row α·dO·v)`, both `[E, H]`.
+pub(crate) fn softmax_backward(
     g: &DeviceGraph<'_>,
-    x: &Inputs,
+    scores: Buffer<f32>,
+    v: GSlice<f32>,
     d_out: GSlice<f32>,
-    grad_scale: f32,
-) -> Result<(Buffer<f32>, Buffer<f32>, Buffer<f32>)> {
+    heads: u32,
+    feat: u32,
+) -> Result<(Buffer<f32>, Buffer<f32>)> {
     let backend = g.backend();
-    let (heads, feat) = (x.heads, x.feat);
     let eh = g.nnz() * heads as usize;
-    let width = heads as usize * feat as usize;
-    let mut scores = backend.alloc::<f32>(eh)?;
+    let mut scores = scores;
     let mut alpha = backend.alloc::<f32>(eh)?;
-    sddmm(g, x.q, x.k, heads, feat, x.scale, &mut scores)?;
     edge_softmax(g, heads, &scores, &mut alpha, GSliceMut::empty())?;
     // dα reuses the scores buffer.
-    sddmm(g, d_out, x.v, heads, feat, 1.0, &mut scores)?;
+    sddmm(g, d_out, v, heads, feat, 1.0, &mut scores)?;
     let mut ds = backend.alloc::<f32>(eh)?;
     let team_lanes = edge_team_lanes(g.nnz(), g.num_dst());
     let params = EdgeSoftmaxBackwardParams {
@@ -247,6 +258,23 @@ pub(crate) fn backward(
     };
     // SAFETY: alpha, dα and ds are [E, H], ds distinct from the inputs; offsets validated.
     unsafe { launch_items(backend, &EDGE_SOFTMAX_BACKWARD, g.num_dst() as u64 * heads as u64, team_lanes, &params)? };
+    Ok((alpha, ds))
+}
+
+/// The unfused backward: `(dq, dk, dv)`, with the query and key gradients multiplied by
+/// `grad_scale` (GT: the score scale).
+pub(crate) fn backward(
+    g: &DeviceGraph<'_>,
+    x: &Inputs,
+    d_out: GSlice<f32>,
+    grad_scale: f32,
+) -> Result<(Buffer<f32>, Buffer<f32>, Buffer<f32>)> {
+    let backend = g.backend();
+    let (heads, feat) = (x.heads, x.feat);
+    let width = heads as usize * feat as usize;
+    let mut scores = backend.alloc::<f32>(g.nnz() * heads as usize)?;
+    sddmm(g, x.q, x.k, heads, feat, x.scale, &mut scores)?;
+    let (alpha, ds) = softmax_backward(g, scores, x.v, d_out, heads, feat)?;
     let mut dq = backend.alloc::<f32>(g.num_dst() * width)?;
     let mut dk = backend.alloc::<f32>(g.num_src() * width)?;
     let mut dv = backend.alloc::<f32>(g.num_src() * width)?;

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
 //! | graph | [`graph`] | a graph prepared once on a backend |
-//! | ops | [`gt`], [`agnn`] | fused attention forward and backward, planned by [`plan`] |
+//! | ops | [`gt`], [`agnn`], [`gat`] | fused attention forward and backward, planned by [`plan`] |
 //! | interop | [`external`] | the ops on memory someone else owns (PyTorch tensors) |
 //!
 //! | on the CPU | on the device |
@@ -17,6 +17,8 @@ pub mod backend;
 mod baseline;
 mod error;
 pub mod external;
+mod fused;
+pub mod gat;
 pub mod graph;
 pub mod gt;
 pub mod plan;
@@ -24,6 +26,7 @@ pub mod plan;
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
 pub use error::{Error, Result};
+pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
 pub use plan::{Plan, PlanOptions, Schedule};

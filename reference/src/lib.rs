@@ -1,4 +1,4 @@
-//! CPU ground truth for dfgnn: the unfused GT, GAT and AGNN attention of docs/design.md §3,
+//! CPU ground truth for dfgnn: the unfused GT, GAT, GATv2 and AGNN attention of docs/design.md §3,
 //! forward and backward, generic over `f32` and `f64`.
 //!
 //! Run in `f64` this crate is the oracle every fused kernel is checked against; run in `f32` it is
@@ -42,6 +42,7 @@
 //! | [`ops`] | the unfused steps: [`sddmm_dot`], [`row_softmax`], [`spmm`] and their backwards |
 //! | [`gt`] | GT (scaled dot-product attention) |
 //! | [`gat`] | GAT, from features or from precomputed node scores |
+//! | [`gatv2`] | GATv2 (a score over the features: `⟨a, LeakyReLU(xl_j + xr_i)⟩`) |
 //! | [`agnn`] | AGNN (cosine attention with temperature β) |
 //! | [`precision`] | the project's tolerance rule ([`compare`]), `f32`/`f64` conversions |
 //! | [`sparse`] | one head's attention matrix as a `sprs` CSR matrix |
@@ -52,6 +53,7 @@
 pub mod agnn;
 mod error;
 pub mod gat;
+pub mod gatv2;
 pub mod gt;
 mod num;
 pub mod ops;
@@ -67,6 +69,10 @@ pub use gat::{
     EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_precomputed,
     gat_edge_scores, gat_edge_scores_backward, gat_forward, gat_forward_precomputed, gat_node_scores,
     gat_node_scores_backward,
+};
+pub use gatv2::{
+    GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_edge_scores, gatv2_edge_scores_backward,
+    gatv2_forward,
 };
 pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
 pub use ops::{

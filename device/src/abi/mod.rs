@@ -15,6 +15,7 @@ pub unsafe trait LaunchParams: Copy + Sync + 'static {}
 mod agnn;
 mod attention;
 mod demo;
+mod gat;
 mod gt;
 mod lanes;
 mod unfused;
@@ -23,6 +24,7 @@ mod util;
 pub use agnn::*;
 pub use attention::*;
 pub use demo::*;
+pub use gat::*;
 pub use gt::*;
 pub use lanes::*;
 pub use unfused::*;

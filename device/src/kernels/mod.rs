@@ -5,6 +5,7 @@ pub mod agnn;
 pub mod attention;
 pub mod common;
 pub mod demo;
+pub mod gat;
 pub mod gt;
 pub mod unfused;
 pub mod util;

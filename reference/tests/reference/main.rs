@@ -6,6 +6,7 @@ mod agnn;
 mod common;
 mod errors;
 mod gat;
+mod gatv2;
 mod gt;
 mod pipeline;
 mod precision;

@@ -1,11 +1,11 @@
 //! The backward's column pass over the CSC: the gradients of each source node's key,
-//! `Σ_i (∂s_ij/∂k_j)·ds_ij` (GT: `dk_j = c·Σ_i ds_ij·q_i`), and value, `dv_j = Σ_i α_ij·dO_i`, with
+//! `Σ_i (∂s_ij/∂k_j)·ds_ij` (GT: `dk_j = c·Σ_i ds_ij·q_i`; GAT: `d er_j`), and value, `dv_j = Σ_i α_ij·dO_i`, with
 //! α recomputed from the forward's `(m, 1/l)` and `D` from the row pass. A gather per column,
 //! in CSC order: no atomics, bit-reproducible.
 //!
 //! # Grid mapping
 //! One warp per unit of columns (a whole column, or a chunk of a split one); the lanes cover all
-//! heads of a source node as in the forward; per step each team gathers `STEP` in-edges' queries
+//! heads of a source node as in the forward; per step each team gathers `STEP` in-edges' row operands
 //! and output gradients, and their rows' `(m, 1/l)` and `D`.
 //!
 //! # Shared memory
@@ -16,7 +16,7 @@
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
 
 use crate::abi::{ColumnGrads, PassEdges};
-use crate::kernels::attention::Score;
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
@@ -39,14 +39,14 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let mut units = segment::warp_units(&edges.units);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
         let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v, d_out) = (q.cast::<V>(), k.cast::<V>(), v.cast::<V>(), grads.d_out.cast::<V>());
+        let (q, k, v, d_out) = (M::Row::array(q), M::Key::array(k), v.cast::<V>(), grads.d_out.cast::<V>());
         let stats = grads.stats.cast::<F2>();
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             // Prologue: this source node's key and value.
-            let kj = lanes.load(&k, work.node, &slots);
+            let kj = load_slots(&lanes, &k, work.node, &slots);
             let vj = lanes.load(&v, work.node, &slots);
-            let mut dk = [V::zero(); SLOTS];
+            let mut dk = [M::Key::zero(); SLOTS];
             let mut dv = [V::zero(); SLOTS];
 
             // Main loop over steps of STEP in-edges per team.
@@ -55,7 +55,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                 // Each in-edge's row scalars, loaded with its vectors so their latency overlaps.
                 let mut ml = [[F2([0.0; 2]); SLOTS]; STEP];
                 let mut deltas = [[0.0f32; SLOTS]; STEP];
-                let Step { valid, first: queries, second: grads_out, .. } = gather::<V, SLOTS, STEP>(
+                let Step { valid, first: queries, second: grads_out, .. } = gather::<V, M::Row, SLOTS, STEP>(
                     &lanes,
                     &edges.neighbours,
                     &q,
@@ -86,15 +86,15 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                 });
                 base += lanes.step_edges(STEP);
             }
-            team_sum(&lanes.map, &mut dk);
+            M::Key::team_sum(&lanes.map, &mut dk);
             team_sum(&lanes.map, &mut dv);
 
             // Epilogue.
             if work.split {
-                lanes.store(&grads.partial_d_key, work.partial, &slots, &dk, 1.0);
+                M::Key::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
                 lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
             } else {
-                lanes.store(&grads.d_key, work.node, &slots, &dk, score.grad_scale());
+                M::Key::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
                 lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);
             }
         });

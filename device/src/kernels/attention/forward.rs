@@ -20,7 +20,7 @@
 //! `(m, l, acc)` for [`super::combine`].
 
 use crate::abi::{ForwardOut, PassEdges};
-use crate::kernels::attention::Score;
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
@@ -30,8 +30,8 @@ use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{GSlice, math};
 
-/// The forward over `edges` (a CSR pass) of the model `score` with queries `q`, keys `k` and
-/// values `v`, results to `dst`.
+/// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
+/// operands `k` and values `v`, results to `dst`.
 #[inline(always)]
 pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
     edges: &PassEdges,
@@ -44,11 +44,11 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
     let mut units = segment::warp_units(&edges.units);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
         let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v) = (q.cast::<V>(), k.cast::<V>(), v.cast::<V>());
+        let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             // Prologue: this row's query operand.
-            let query = score.query(&lanes.load(&q, work.node, &slots));
+            let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
             let mut m = [f32::NEG_INFINITY; SLOTS];
             let mut l = [0.0f32; SLOTS];
             let mut acc = [V::zero(); SLOTS];
@@ -56,8 +56,16 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
             // Main loop over steps of STEP edges per team (uniform trip count across the warp).
             let mut base = work.start;
             while base < work.end {
-                let Step { valid, first: keys, second: values, .. } =
-                    gather::<V, SLOTS, STEP>(&lanes, &edges.neighbours, &k, &v, &slots, base, work.end, |_, _, _| {});
+                let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
+                    &lanes,
+                    &edges.neighbours,
+                    &k,
+                    &v,
+                    &slots,
+                    base,
+                    work.end,
+                    |_, _, _| {},
+                );
                 let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
                 unroll!(STEP, |c| {
                     let s = score.score(&lanes.map, &query, &keys[c]);

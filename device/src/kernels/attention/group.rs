@@ -14,13 +14,15 @@
 //!
 //! # Shared memory
 //! The group's `[E_group, H]` f32 scores (rounded up to 16 bytes), then, when staging, its
-//! `[stage_count, H, F]` keys and the same of values; the host sizes it for the largest group.
+//! `[stage_count, H, F]` keys (when the model's key operand is vectors: [`SlotValue::STAGED`]; the
+//! region is left unused otherwise) and the same of values; the host sizes it for the largest
+//! group.
 //!
 //! # Numerics
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling).
 
-use crate::abi::GroupParams;
-use crate::kernels::attention::Score;
+use crate::abi::{GroupParams, Slot};
+use crate::kernels::attention::{Score, SlotValue};
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
@@ -31,8 +33,8 @@ use crate::simt::{self, FULL_MASK, GSlice, SharedSlice, WARP_SIZE, math};
 
 /// Where a block reads source rows from: shared memory (staged) or global memory.
 #[derive(Clone, Copy)]
-struct Sources<V: Vector> {
-    k: simt::GSlice<V>,
+struct Sources<V: Vector, A> {
+    k: A,
     v: simt::GSlice<V>,
     staged_k: SharedSlice<V>,
     staged_v: SharedSlice<V>,
@@ -40,14 +42,15 @@ struct Sources<V: Vector> {
     staged: bool,
 }
 
-impl<V: Vector> Sources<V> {
+impl<V: Vector, A: Copy> Sources<V, A> {
     #[inline(always)]
-    fn key(&self, node: u32, offset: usize, row: usize) -> V {
-        if self.staged {
-            self.staged_k.load((node - self.first) as usize * row + offset)
-        } else {
-            self.k.load(node as usize * row + offset)
+    fn key<K: SlotValue<V, Array = A>>(&self, lanes: &Lanes<V>, node: u32, slot: Slot, offset: usize, row: usize) -> K {
+        if self.staged
+            && let Some(key) = K::load_staged(&self.staged_k, (node - self.first) as usize * row + offset)
+        {
+            return key;
         }
+        K::load(&self.k, node as usize * row + offset, lanes.scalar(node, slot))
     }
 
     #[inline(always)]
@@ -60,7 +63,8 @@ impl<V: Vector> Sources<V> {
     }
 }
 
-/// The `row_group` forward of the model `score` with queries `q`, keys `k` and values `v`.
+/// The `row_group` forward of the model `score` with row operands `q`, key operands `k` and
+/// values `v`.
 #[inline(always)]
 pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
     p: &GroupParams,
@@ -83,7 +87,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let row_len = (heads * fv) as usize;
     let (r0, r1) = (p.group_first.load(b as usize), p.group_end.load(b as usize));
     let (e0, e1) = (p.offsets.load(r0 as usize), p.offsets.load(r1 as usize));
-    let q = q.cast::<V>();
+    let q = M::Row::array(q);
 
     // Shared memory: scores, then the staged keys and values.
     let smem = simt::dynamic_shared();
@@ -96,7 +100,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let stage_len = if staged { p.stage_count.load(b as usize) as usize * row_len } else { 0 };
     let size = core::mem::size_of::<V>();
     let src = Sources {
-        k: k.cast::<V>(),
+        k: M::Key::array(k),
         v: v.cast::<V>(),
         staged_k: smem.slice::<V>(stage_bytes, stage_len),
         staged_v: smem.slice::<V>(stage_bytes + stage_len * size, stage_len),
@@ -109,7 +113,9 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         let base = src.first as usize * row_len;
         let mut i = simt::thread_idx().x as usize;
         while i < stage_len {
-            src.staged_k.store(i, src.k.load(base + i));
+            if M::Key::STAGED {
+                src.staged_k.store(i, k.cast::<V>().load(base + i));
+            }
             src.staged_v.store(i, src.v.load(base + i));
             i += simt::block_dim().x as usize;
         }
@@ -126,14 +132,14 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         while base < w1 {
             let e = base + lanes.team as u64;
             let valid = e < w1;
-            let mut query = [V::zero(); SLOTS];
-            let mut key = [V::zero(); SLOTS];
+            let mut query = [M::Row::zero(); SLOTS];
+            let mut key = [M::Key::zero(); SLOTS];
             if valid {
                 let (row, col) = (p.coo_rows.load(e as usize), p.columns.load(e as usize));
                 unroll!(SLOTS, |s| {
                     if slots[s].active {
-                        query[s] = q.load(row as usize * row_len + offset(s));
-                        key[s] = src.key(col, offset(s), row_len);
+                        query[s] = M::Row::load(&q, row as usize * row_len + offset(s), lanes.scalar(row, slots[s]));
+                        key[s] = src.key(&lanes, col, slots[s], offset(s), row_len);
                     }
                 });
             }

@@ -9,6 +9,8 @@
 //! | backward columns | [`cols`] | over the CSC: key and value gradients (GT: dk, dv) |
 //! | combine | [`combine`] | merges the partials of split rows (entry points of their own) |
 //!
+//! A model plugs in through [`score`] and declares its entry points with [`variants`].
+//!
 //! Each pass is generic over the load width `V` (`f32`, or `F4` when `F % 4 == 0`), the vectors
 //! per lane `SLOTS`, the edges per step and team `STEP`, and the model. A model's family (e.g.
 //! [`crate::kernels::gt`]) instantiates them as entry points, from one variant table.
@@ -19,6 +21,7 @@ pub mod forward;
 pub mod group;
 pub mod rows;
 pub mod score;
+pub mod variants;
 
 pub use combine::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
-pub use score::Score;
+pub use score::{HeadScalar, Score, SlotValue, load_slots};

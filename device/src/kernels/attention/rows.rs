@@ -1,5 +1,5 @@
-//! The backward's row pass: `D_i = dO_i·o_i` and the gradient of the row's query,
-//! `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`), with α recomputed from the forward's
+//! The backward's row pass: `D_i = dO_i·o_i` and the gradient of the row's operand,
+//! `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`; GAT: `d el_i = Σ_j ds_ij·LeakyReLU'`), with α recomputed from the forward's
 //! `(m, 1/l)`. No float atomics: each row's sum is one warp's, in edge order.
 //!
 //! # Grid mapping
@@ -16,9 +16,9 @@
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
-use crate::kernels::attention::Score;
+use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
-use crate::kernels::common::lanes::{head_sum, team_sum};
+use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment;
 use crate::kernels::common::unroll::unroll;
@@ -38,13 +38,13 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let mut units = segment::warp_units(&edges.units);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
         let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v) = (q.cast::<V>(), k.cast::<V>(), v.cast::<V>());
+        let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
         let (out, d_out) = (grads.out.cast::<V>(), grads.d_out.cast::<V>());
         let stats = grads.stats.cast::<F2>();
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
-            // Prologue: q, dO and D = dO·o of this row, and the forward's (max, 1/sum).
-            let qi = lanes.load(&q, work.node, &slots);
+            // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
+            let qi = load_slots(&lanes, &q, work.node, &slots);
             let doi = lanes.load(&d_out, work.node, &slots);
             let oi = lanes.load(&out, work.node, &slots);
             let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
@@ -56,13 +56,21 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
             if work.chunk == 0 {
                 lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
             }
-            let mut d_row = [V::zero(); SLOTS];
+            let mut d_row = [M::Row::zero(); SLOTS];
 
             // Main loop over steps of STEP edges per team.
             let mut base = work.start;
             while base < work.end {
-                let Step { valid, first: keys, second: values, .. } =
-                    gather::<V, SLOTS, STEP>(&lanes, &edges.neighbours, &k, &v, &slots, base, work.end, |_, _, _| {});
+                let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
+                    &lanes,
+                    &edges.neighbours,
+                    &k,
+                    &v,
+                    &slots,
+                    base,
+                    work.end,
+                    |_, _, _| {},
+                );
                 unroll!(STEP, |c| {
                     let s2 = score.score(&lanes.map, &query, &keys[c]);
                     let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
@@ -71,19 +79,19 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                         unroll!(SLOTS, |s| {
                             let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
                             let ds = alpha * (dov[s] - delta[s]);
-                            d_row[s] = score.d_query(d_row[s], qi[s], keys[c][s], ds);
+                            d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
                         });
                     }
                 });
                 base += lanes.step_edges(STEP);
             }
-            team_sum(&lanes.map, &mut d_row);
+            M::Row::team_sum(&lanes.map, &mut d_row);
 
             // Epilogue.
             if work.split {
-                lanes.store(&grads.partial, work.partial, &slots, &d_row, 1.0);
+                M::Row::store(&d_row, &lanes, &grads.partial, work.partial, &slots, 1.0);
             } else {
-                lanes.store(&grads.d_row, work.node, &slots, &d_row, score.grad_scale());
+                M::Row::store(&d_row, &lanes, &grads.d_row, work.node, &slots, score.grad_scale());
             }
         });
     }

@@ -1,35 +1,203 @@
-//! What a model supplies to the fused passes: the score of an edge and the score's gradients.
+//! What a model supplies to the fused passes: its operands, the score of an edge and the score's
+//! gradients.
 //!
-//! The passes gather, per edge `(i, j)`, the destination's **query** vectors `q_i`, the source's
-//! **key** vectors `k_j` (the score's operands) and **value** vectors `v_j` (what is aggregated),
-//! in the slots of the [`LaneMap`]. A model turns `q_i` into its query operand once per row
-//! ([`Score::query`]), scores an edge from it and `k_j` ([`Score::score`]), and in the backward
-//! says how a score gradient `ds` reaches `q_i` ([`Score::d_query`]) and `k_j`
-//! ([`Score::d_key`]). It must not touch anything else: units, gathers, the online softmax, the
-//! merges across teams and the epilogues are the passes' own.
+//! The passes read, per edge `(i, j)`, the destination's **row operand** (GT: the query vectors
+//! `q_i`; GAT: the node score `el_i`), the source's **key operand** (GT: `k_j`; GAT: `er_j`) and
+//! **value** vectors `v_j` (what is aggregated), in the slots of the [`LaneMap`]. An operand
+//! holds a [`SlotValue`] per slot: a vector of an `[N, H, F]` array, or its head's scalar of an
+//! `[N, H]` array ([`HeadScalar`]); its gradient has the same shape. A model turns the row operand into its
+//! query once per row ([`Score::query`]), scores an edge from it and the key ([`Score::score`]),
+//! and in the backward says how the score gradients `ds` reach the row operand
+//! ([`Score::d_row`]) and the key ([`Score::d_key`]). It must not touch anything else: units,
+//! gathers, the online softmax, the merges across teams and the epilogues are the passes' own.
 
-use crate::abi::LaneMap;
+use crate::abi::{LaneMap, Slot};
+use crate::kernels::common::lanes::team_sum;
+use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
+use crate::simt::{FULL_MASK, GSlice, GSliceMut, SharedSlice, WARP_SIZE, warp};
+
+/// What one slot of a per-node operand (or of its gradient) holds: the lane's vector of an
+/// `[N, H, F]` array (the vector type `V` itself), or its head's scalar of an `[N, H]` array
+/// ([`HeadScalar`]). A pass holds an operand as `[Self; SLOTS]` and reads each slot by value, so
+/// that a model of vectors compiles to the same code as a pass written for vectors alone.
+pub trait SlotValue<V: Vector>: Copy {
+    /// Whether `row_group` stages this operand of a group's sources in shared memory with the
+    /// values (as `[stage_count, H, Fv]` vectors); otherwise it reads it from global memory.
+    const STAGED: bool;
+
+    /// How a pass views the operand's `f32` array (made once per unit by [`SlotValue::array`]).
+    type Array: Copy;
+
+    /// The view of `x`.
+    fn array(x: GSlice<f32>) -> Self::Array;
+
+    /// Zero.
+    fn zero() -> Self;
+
+    /// The value of a slot from `x`, given where the slot's vector sits in an `[N, H, Fv]` array
+    /// (`at`) and its head's scalar in an `[N, H]` array (`scalar`); each kind reads its own. The
+    /// passes compute both indices themselves (see [`load_slot`]): index arithmetic inside a
+    /// trait method is not inlined before LLVM and compiles to costlier code (measured: GT's
+    /// forward at 4 slots took 146 registers instead of 102).
+    fn load(x: &Self::Array, at: usize, scalar: usize) -> Self;
+
+    /// Element `index` of a group's staged copy (`[stage_count, H, Fv]` vectors), or `None` when
+    /// this operand is not staged ([`SlotValue::STAGED`] false).
+    fn load_staged(copy: &SharedSlice<V>, index: usize) -> Option<Self>;
+
+    /// Team 0 writes `node`'s `values` (active slots) times `factor` into `x`.
+    fn store<const SLOTS: usize>(
+        values: &[Self; SLOTS],
+        lanes: &Lanes<V>,
+        x: &GSliceMut<f32>,
+        node: u32,
+        slots: &[Slot; SLOTS],
+        factor: f32,
+    );
+
+    /// Sums `values` over the warp's teams (every team ends with the total).
+    fn team_sum<const SLOTS: usize>(map: &LaneMap, values: &mut [Self; SLOTS]);
+}
+
+/// `node`'s value for (active) `slot` from `x`.
+#[inline(always)]
+pub fn load_slot<V: Vector, E: SlotValue<V>>(lanes: &Lanes<V>, x: &E::Array, node: u32, slot: Slot) -> E {
+    E::load(x, lanes.at(node, slot), lanes.scalar(node, slot))
+}
+
+/// `node`'s operand from `x` in `slots` (zero in inactive slots).
+#[inline(always)]
+pub fn load_slots<V: Vector, E: SlotValue<V>, const SLOTS: usize>(
+    lanes: &Lanes<V>,
+    x: &E::Array,
+    node: u32,
+    slots: &[Slot; SLOTS],
+) -> [E; SLOTS] {
+    core::array::from_fn(|s| if slots[s].active { load_slot(lanes, x, node, slots[s]) } else { E::zero() })
+}
+
+/// Vectors of an `[N, H, F]` array: slot `s` holds the lane's vector of its head.
+impl<V: Vector> SlotValue<V> for V {
+    const STAGED: bool = true;
+    type Array = GSlice<V>;
+
+    #[inline(always)]
+    fn array(x: GSlice<f32>) -> GSlice<V> {
+        x.cast::<V>()
+    }
+
+    #[inline(always)]
+    fn zero() -> Self {
+        V::zero()
+    }
+
+    #[inline(always)]
+    fn load(x: &GSlice<V>, at: usize, _scalar: usize) -> V {
+        x.load(at)
+    }
+
+    #[inline(always)]
+    fn load_staged(copy: &SharedSlice<V>, index: usize) -> Option<V> {
+        Some(copy.load(index))
+    }
+
+    #[inline(always)]
+    fn store<const SLOTS: usize>(
+        values: &[V; SLOTS],
+        lanes: &Lanes<V>,
+        x: &GSliceMut<f32>,
+        node: u32,
+        slots: &[Slot; SLOTS],
+        factor: f32,
+    ) {
+        lanes.store(x, node, slots, values, factor);
+    }
+
+    #[inline(always)]
+    fn team_sum<const SLOTS: usize>(map: &LaneMap, values: &mut [V; SLOTS]) {
+        team_sum(map, values);
+    }
+}
+
+/// A node's scalar for one head (an `[N, H]` array, e.g. GAT's node scores): the same in every
+/// lane and slot of the head.
+#[derive(Clone, Copy)]
+pub struct HeadScalar(pub f32);
+
+impl<V: Vector> SlotValue<V> for HeadScalar {
+    const STAGED: bool = false;
+    type Array = GSlice<f32>;
+
+    #[inline(always)]
+    fn array(x: GSlice<f32>) -> GSlice<f32> {
+        x
+    }
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Self(0.0)
+    }
+
+    #[inline(always)]
+    fn load(x: &GSlice<f32>, _at: usize, scalar: usize) -> Self {
+        Self(x.load(scalar))
+    }
+
+    #[inline(always)]
+    fn load_staged(_copy: &SharedSlice<V>, _index: usize) -> Option<Self> {
+        None
+    }
+
+    #[inline(always)]
+    fn store<const SLOTS: usize>(
+        values: &[Self; SLOTS],
+        lanes: &Lanes<V>,
+        x: &GSliceMut<f32>,
+        node: u32,
+        slots: &[Slot; SLOTS],
+        factor: f32,
+    ) {
+        lanes.each_head_leader(slots, |s, slot| x.store(lanes.scalar(node, slot), values[s].0 * factor));
+    }
+
+    #[inline(always)]
+    fn team_sum<const SLOTS: usize>(map: &LaneMap, values: &mut [Self; SLOTS]) {
+        let mut offset = map.edge_lanes();
+        while offset < WARP_SIZE {
+            unroll!(SLOTS, |s| {
+                values[s].0 += warp::shfl_xor(FULL_MASK, values[s].0, offset);
+            });
+            offset *= 2;
+        }
+    }
+}
 
 /// An attention score over `V` vectors held in `SLOTS` slots per lane.
 pub trait Score<V: Vector, const SLOTS: usize> {
-    /// A destination row's operand, prepared once per row from its query vectors.
+    /// A slot of a destination row's operand, as stored (GT: a query vector).
+    type Row: SlotValue<V>;
+    /// A slot of a source node's operand, as stored (GT: a key vector).
+    type Key: SlotValue<V>;
+    /// A destination row's operand, prepared once per row from its [`Score::Row`] slots.
     type Query: Copy;
 
-    /// Prepares a row's operand from its query vectors (zero in inactive slots).
-    fn query(&self, q: &[V; SLOTS]) -> Self::Query;
+    /// Prepares a row's operand.
+    fn query(&self, row: &[Self::Row; SLOTS]) -> Self::Query;
 
     /// One edge's score per slot, in base-2 units (natural score times `log2 e`), equal in every
-    /// lane and slot of a head. Inactive slots hold zero vectors; their scores are not used.
-    fn score(&self, map: &LaneMap, query: &Self::Query, key: &[V; SLOTS]) -> [f32; SLOTS];
+    /// lane and slot of a head. Inactive slots hold zeros; their scores are not used.
+    fn score(&self, map: &LaneMap, query: &Self::Query, key: &[Self::Key; SLOTS]) -> [f32; SLOTS];
 
-    /// `acc + (∂s/∂q_i)·ds` for one slot of one edge, before the final [`Score::grad_scale`]
-    /// (`q`, `k`: the slot's query and key vectors; `ds`: the gradient of the natural score).
-    fn d_query(&self, acc: V, q: V, k: V, ds: f32) -> V;
+    /// `acc + (∂s/∂row)·ds` for one slot of one edge, before the final [`Score::grad_scale`]
+    /// (`row`, `key`: the slot's operands; `ds`: the gradient of the edge's natural score for
+    /// the slot's head).
+    fn d_row(&self, acc: Self::Row, row: Self::Row, key: Self::Key, ds: f32) -> Self::Row;
 
-    /// `acc + (∂s/∂k_j)·ds` for one slot of one edge, before the final [`Score::grad_scale`].
-    fn d_key(&self, acc: V, q: V, k: V, ds: f32) -> V;
+    /// `acc + (∂s/∂key)·ds` for one slot of one edge, before the final [`Score::grad_scale`].
+    fn d_key(&self, acc: Self::Key, row: Self::Row, key: Self::Key, ds: f32) -> Self::Key;
 
-    /// The factor the summed query and key gradients are multiplied by at the end.
+    /// The factor the summed row and key gradients are multiplied by at the end.
     fn grad_scale(&self) -> f32;
 }

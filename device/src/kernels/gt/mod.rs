@@ -1,6 +1,6 @@
 //! The fused GT kernels (also AGNN's, which is GT on normalised features): GT's score
 //! ([`DotScore`]) in the model-generic passes of [`crate::kernels::attention`], instantiated once
-//! per variant of [`VARIANTS`].
+//! per variant of [`VARIANTS`] (declared with [`crate::kernels::attention::variants`]).
 //!
 //! A variant is a load width (`f32`, or `F4` when `F % 4 == 0`), a number of vectors per lane
 //! (`SLOTS`) and edges per step and team (`STEP`): its forward and `row_group` entries always
@@ -16,98 +16,45 @@ mod score;
 pub use score::DotScore;
 
 use crate::abi::{GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams};
+use crate::kernels::attention::variants::{Backward, Variant, variants};
 use crate::kernels::attention::{cols, forward, group, rows};
-use crate::simt::{F4, KernelRef};
+use crate::kernels::common::vector::Vector;
+use crate::simt::F4;
 
-/// The backward entries of a variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GtBackward {
-    /// Edges per step and team.
-    pub step: u32,
-    /// The row pass (dq, D).
-    pub rows: KernelRef<GtBwdRowsParams>,
-    /// The column pass (dk, dv).
-    pub cols: KernelRef<GtBwdColsParams>,
-}
+/// The backward entries of a GT variant.
+pub type GtBackward = Backward<GtBwdRowsParams, GtBwdColsParams>;
 
 /// One compiled configuration of the fused GT kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GtVariant {
-    /// Features per load: 1 or 4.
-    pub width: u32,
-    /// Register slots (vectors) per lane.
-    pub slots: u32,
-    /// Edges per step and team of the forward.
-    pub forward_step: u32,
-    /// The forward.
-    pub forward: KernelRef<GtFwdParams>,
-    /// The `row_group` forward.
-    pub group: KernelRef<GtGroupParams>,
-    /// The backward passes, where they exist.
-    pub backward: Option<GtBackward>,
+pub type GtVariant = Variant<GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdColsParams>;
+
+#[inline(always)]
+fn fwd<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtFwdParams) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
+    forward::forward::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
 }
 
-/// Declares the variants once: each line generates its entry points and its row of
-/// [`VARIANTS`]. A line reads `vector type, width, slots: forward step (forward entry, group
-/// entry) [, backward step (row-pass entry, column-pass entry)]`.
-macro_rules! variants {
-    ($(
-        $v:ty, $width:literal, $slots:literal:
-        forward $fstep:literal ($fconst:ident $fwd:ident, $gconst:ident $grp:ident)
-        $(, backward $bstep:literal ($rconst:ident $rows:ident, $cconst:ident $cols:ident))?;
-    )*) => {
-        $(
-            crate::kernel! {
-                #[doc = concat!("GT forward, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
-                pub kernel $fconst = fn $fwd(p: &GtFwdParams) {
-                    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-                    forward::forward::<$v, $slots, $fstep, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
-                }
-            }
-            crate::kernel! {
-                #[doc = concat!("GT `row_group` forward, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
-                pub kernel $gconst = fn $grp(p: &GtGroupParams) {
-                    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-                    group::forward_group::<$v, $slots, $fstep, _>(&p.group, &score, p.q, p.k, p.v)
-                }
-            }
-            $(
-                crate::kernel! {
-                    #[doc = concat!("GT backward row pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
-                    pub kernel $rconst = fn $rows(p: &GtBwdRowsParams) {
-                        let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-                        rows::backward_rows::<$v, $slots, $bstep, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
-                    }
-                }
-                crate::kernel! {
-                    #[doc = concat!("GT backward column pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
-                    pub kernel $cconst = fn $cols(p: &GtBwdColsParams) {
-                        let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-                        cols::backward_cols::<$v, $slots, $bstep, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
-                    }
-                }
-            )?
-        )*
+#[inline(always)]
+fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtGroupParams) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
+    group::forward_group::<V, SLOTS, STEP, _>(&p.group, &score, p.q, p.k, p.v)
+}
 
-        /// Every variant, one per (width, slots).
-        pub const VARIANTS: &[GtVariant] = &[$(
-            GtVariant {
-                width: $width,
-                slots: $slots,
-                forward_step: $fstep,
-                forward: $fconst,
-                group: $gconst,
-                backward: variants!(@backward $($bstep, $rconst, $cconst)?),
-            },
-        )*];
-    };
-    (@backward) => { None };
-    (@backward $bstep:literal, $rconst:ident, $cconst:ident) => {
-        Some(GtBackward { step: $bstep, rows: $rconst, cols: $cconst })
-    };
+#[inline(always)]
+fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtBwdRowsParams) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
+    rows::backward_rows::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+}
+
+#[inline(always)]
+fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtBwdColsParams) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
+    cols::backward_cols::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 variants! {
+    model "GT";
+    params (GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdColsParams);
+    bodies (fwd, grp, bwd_rows, bwd_cols);
     f32, 1, 1: forward 4 (GT_FWD_W1_S1 gt_fwd_w1_s1, GT_GROUP_W1_S1 gt_group_w1_s1),
         backward 2 (GT_BWD_ROWS_W1_S1 gt_bwd_rows_w1_s1, GT_BWD_COLS_W1_S1 gt_bwd_cols_w1_s1);
     f32, 1, 2: forward 4 (GT_FWD_W1_S2 gt_fwd_w1_s2, GT_GROUP_W1_S2 gt_group_w1_s2),

@@ -18,6 +18,8 @@ pub struct DotScore {
 }
 
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
+    type Row = V;
+    type Key = V;
     type Query = [V; SLOTS];
 
     #[inline(always)]
@@ -40,7 +42,7 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     }
 
     #[inline(always)]
-    fn d_query(&self, acc: V, _q: V, k: V, ds: f32) -> V {
+    fn d_row(&self, acc: V, _q: V, k: V, ds: f32) -> V {
         k.mul_add(ds, acc)
     }
 

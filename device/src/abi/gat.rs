@@ -1,0 +1,209 @@
+//! Parameters of the GAT kernels (`kernels::gat`): the fused passes with GAT's own inputs (the
+//! node scores `el`, `er`, the features `h`, the LeakyReLU slope) beside the pieces every fused
+//! pass shares ([`super::attention`]), the node-score kernels and their backward, and the edge
+//! kernels of the baseline schedules.
+//!
+//! Shapes: `N_dst` destination rows, `N_src` source nodes, `E` edges, `H` heads, `F` features per
+//! head; features `[N, H, F]` row-major, per-node scalars `[N, H]`, attention vectors `[H, F]`.
+
+use super::LaunchParams;
+use super::attention::{ColumnGrads, ForwardOut, GroupParams, PassEdges, RowGrads};
+use crate::simt::{GSlice, GSliceMut};
+
+/// `gat_fwd_*`: fused scores → online softmax → aggregation over the units' edges of the CSR.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatFwdParams {
+    /// The rows (CSR) this launch covers.
+    pub edges: PassEdges,
+    /// `[N_dst, H]` destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores `er`.
+    pub er: GSlice<f32>,
+    /// `[N_src, H, F]` features (aggregated).
+    pub h: GSlice<f32>,
+    /// Where the results go.
+    pub dst: ForwardOut,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatFwdParams {}
+const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 248);
+
+/// `gat_group_*`: the `row_group` forward of GAT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatGroupParams {
+    /// The groups, their edges, and where the results go.
+    pub group: GroupParams,
+    /// `[N_dst, H]` destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores `er`.
+    pub er: GSlice<f32>,
+    /// `[N_src, H, F]` features.
+    pub h: GSlice<f32>,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatGroupParams {}
+const _: () = assert!(core::mem::size_of::<GatGroupParams>() == 248);
+
+/// `gat_bwd_rows_*`: the row pass of the backward: `d el` and D = dO·o for the column pass.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatBwdRowsParams {
+    /// The rows (CSR) this launch covers.
+    pub edges: PassEdges,
+    /// `[N_dst, H]` destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores `er`.
+    pub er: GSlice<f32>,
+    /// `[N_src, H, F]` features.
+    pub h: GSlice<f32>,
+    /// The forward's state, `dO`, and where D and `d el` go (`d_row`: `[N_dst, H]`; split-mode
+    /// partials `[U, H]`).
+    pub grads: RowGrads,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatBwdRowsParams {}
+const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 264);
+
+/// `gat_bwd_cols_*`: the column pass of the backward over the CSC: `d er` and the features'
+/// gradient through the aggregation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatBwdColsParams {
+    /// The columns (CSC) this launch covers: `edges.neighbours` are the destination rows.
+    pub edges: PassEdges,
+    /// `[N_dst, H]` destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores `er`.
+    pub er: GSlice<f32>,
+    /// `[N_src, H, F]` features.
+    pub h: GSlice<f32>,
+    /// The forward's state, D, `dO`, and where `d er` (`d_key`: `[N_src, H]`; partials `[U, H]`)
+    /// and the aggregation's `dh` (`d_value`) go.
+    pub grads: ColumnGrads,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatBwdColsParams {}
+const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 280);
+
+/// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatNodeScoresParams {
+    /// `[N, H, F]` features.
+    pub x: GSlice<f32>,
+    /// `[H, F]` attention vector.
+    pub a: GSlice<f32>,
+    /// `[N, H]` the node scores.
+    pub scores: GSliceMut<f32>,
+    /// Nodes `N`.
+    pub nodes: u32,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatNodeScoresParams {}
+const _: () = assert!(core::mem::size_of::<GatNodeScoresParams>() == 64);
+
+/// `gat_node_scores_backward`: `dx[n, h, :] = base[n, h, :] + d_scores[n, h]·a[h, :]`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatNodeScoresBackwardParams {
+    /// `[N, H]` gradient of the node scores.
+    pub d_scores: GSlice<f32>,
+    /// `[H, F]` attention vector.
+    pub a: GSlice<f32>,
+    /// `[N, H, F]` a gradient to add to (the aggregation's), or empty for none.
+    pub base: GSlice<f32>,
+    /// `[N, H, F]` the features' gradient.
+    pub dx: GSliceMut<f32>,
+    /// Nodes `N`.
+    pub nodes: u32,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatNodeScoresBackwardParams {}
+const _: () = assert!(core::mem::size_of::<GatNodeScoresBackwardParams>() == 80);
+
+/// `gat_vector_grad_partials`: block `b`'s share of an attention vector's gradient,
+/// `partial[b, h, f] = Σ_{n in block b's nodes} d_scores[n, h]·x[n, h, f]`, in node order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatVectorGradParams {
+    /// `[N, H]` gradient of the node scores.
+    pub d_scores: GSlice<f32>,
+    /// `[N, H, F]` features.
+    pub x: GSlice<f32>,
+    /// `[B, H, F]` one partial gradient per block.
+    pub partial: GSliceMut<f32>,
+    /// Nodes `N`.
+    pub nodes: u32,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// Nodes per block: block `b` takes `[b·nodes_per_block, (b+1)·nodes_per_block)`.
+    pub nodes_per_block: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatVectorGradParams {}
+const _: () = assert!(core::mem::size_of::<GatVectorGradParams>() == 64);
+
+/// `gat_vector_grad_sum`: `out[i] = Σ_b partial[b, i]` in block order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatVectorSumParams {
+    /// `[B, L]` the partials.
+    pub partial: GSlice<f32>,
+    /// `[L]` the sum.
+    pub out: GSliceMut<f32>,
+    /// Partials `B`.
+    pub blocks: u32,
+    /// Elements per partial `L`.
+    pub len: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatVectorSumParams {}
+const _: () = assert!(core::mem::size_of::<GatVectorSumParams>() == 40);
+
+/// `gat_edge_scores` (baselines): `scores[e, h] = LeakyReLU(el[row(e), h] + er[col(e), h])`;
+/// with `d_scores` given (`gat_edge_scores_backward`), writes `d_scores·LeakyReLU'` instead.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatEdgeScoresParams {
+    /// `[N_dst, H]` destination scores.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores.
+    pub er: GSlice<f32>,
+    /// `[E]` the row of every edge.
+    pub coo_rows: GSlice<u32>,
+    /// `[E]` CSR columns.
+    pub columns: GSlice<u32>,
+    /// `[E, H]` gradient of the edge scores (backward only; empty in the forward).
+    pub d_scores: GSlice<f32>,
+    /// `[E, H]` the scores (forward) or their gradient through the LeakyReLU (backward).
+    pub out: GSliceMut<f32>,
+    /// Edges `E`.
+    pub num_edges: u64,
+    /// Heads `H`.
+    pub heads: u32,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatEdgeScoresParams {}
+const _: () = assert!(core::mem::size_of::<GatEdgeScoresParams>() == 112);

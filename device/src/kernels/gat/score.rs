@@ -1,0 +1,57 @@
+//! GAT's score: `s_ij = LeakyReLU(el_i + er_j)` from the node scores (one scalar per node and
+//! head: [`HeadScalar`]), in base-2 units.
+
+use crate::abi::LaneMap;
+use crate::kernels::attention::{HeadScalar, Score};
+use crate::kernels::common::vector::Vector;
+use crate::simt::math;
+
+/// The LeakyReLU score of the node scores with negative slope `slope`.
+#[derive(Clone, Copy)]
+pub struct LeakyScore {
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+
+impl LeakyScore {
+    /// `acc + ds·LeakyReLU'(el + er)`: the gradient of `el` and of `er` alike (LeakyReLU' is 1
+    /// where `el + er > 0`, `slope` otherwise).
+    #[inline(always)]
+    fn d_sum(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+        HeadScalar(acc.0 + ds * if el.0 + er.0 > 0.0 { 1.0 } else { self.slope })
+    }
+}
+
+impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
+    type Row = HeadScalar;
+    type Key = HeadScalar;
+    type Query = [HeadScalar; SLOTS];
+
+    #[inline(always)]
+    fn query(&self, el: &[HeadScalar; SLOTS]) -> [HeadScalar; SLOTS] {
+        *el
+    }
+
+    #[inline(always)]
+    fn score(&self, _map: &LaneMap, el: &[HeadScalar; SLOTS], er: &[HeadScalar; SLOTS]) -> [f32; SLOTS] {
+        core::array::from_fn(|s| {
+            let x = el[s].0 + er[s].0;
+            (if x > 0.0 { x } else { self.slope * x }) * math::LOG2_E
+        })
+    }
+
+    #[inline(always)]
+    fn d_row(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+        self.d_sum(acc, el, er, ds)
+    }
+
+    #[inline(always)]
+    fn d_key(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+        self.d_sum(acc, el, er, ds)
+    }
+
+    #[inline(always)]
+    fn grad_scale(&self) -> f32 {
+        1.0
+    }
+}

@@ -1,0 +1,325 @@
+//! What every model's fused attention shares on the host: a plan's work lists uploaded once
+//! ([`Fused::new`]), and the launch of one pass — one launch over its units (long whole rows, then
+//! the chunks of split rows, then short whole rows), then the combine step that merges the
+//! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
+//! `gat.rs`) builds its parameter structs and calls these; it never copies them.
+
+use dfgnn_device::abi::{CombineParams, FeatureShape, LaunchParams, PassEdges, Units};
+use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
+use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
+
+use crate::backend::{Backend, Buffer};
+use crate::error::{Error, Result};
+use crate::graph::DeviceGraph;
+use crate::plan::{self, PassPlan, Plan, RowPlan};
+
+/// The work list of one pass, on the device: its units (long whole rows, then the chunks of
+/// split rows, then the other whole rows) and what the combine step needs of the split rows.
+pub(crate) struct DeviceRows {
+    unit_rows: Option<Buffer<u32>>,
+    unit_chunks: Option<Buffer<u32>>,
+    num_units: usize,
+    split_first: usize,
+    split: Option<DeviceSplit>,
+}
+
+/// The split rows of a pass: which they are and where each one's partials start.
+pub(crate) struct DeviceSplit {
+    pub(crate) rows: Buffer<u32>,
+    pub(crate) first_unit: Buffer<u32>,
+    units: usize,
+    chunk_edges: u32,
+}
+
+impl DeviceRows {
+    /// Uploads the work of `rows`; without `whole`, only the chunks of split rows (the
+    /// `row_group` forward, whose groups take the whole rows).
+    fn upload(backend: &Backend, rows: &RowPlan, whole: bool) -> Result<Self> {
+        let (lead, rest): (&[u32], &[u32]) = match (&rows.whole, whole) {
+            (Some(w), true) => w.split_at(rows.lead.min(w.len())),
+            _ => (&[], &[]),
+        };
+        let whole_count = if whole { rows.whole_count } else { 0 };
+        let Some(s) = &rows.split else {
+            let unit_rows = rows.whole.as_ref().filter(|_| whole).map(|w| backend.upload(w)).transpose()?;
+            return Ok(Self { unit_rows, unit_chunks: None, num_units: whole_count, split_first: 0, split: None });
+        };
+        let list: Vec<u32> = lead.iter().chain(&s.unit_rows).chain(rest).copied().collect();
+        Ok(Self {
+            unit_rows: Some(backend.upload(&list)?),
+            unit_chunks: Some(backend.upload(&s.unit_chunks)?),
+            num_units: list.len(),
+            split_first: lead.len(),
+            split: Some(DeviceSplit {
+                rows: backend.upload(&s.rows)?,
+                first_unit: backend.upload(&s.first_unit)?,
+                units: s.units(),
+                chunk_edges: s.chunk_edges,
+            }),
+        })
+    }
+
+    fn units(&self, units_per_block: u32) -> Units {
+        Units {
+            unit_rows: self.unit_rows.as_ref().map_or(GSlice::empty(), Buffer::view),
+            unit_chunks: self.unit_chunks.as_ref().map_or(GSlice::empty(), Buffer::view),
+            num_units: self.num_units as u32,
+            split_first: self.split_first as u32,
+            split_count: self.split.as_ref().map_or(0, |s| s.units as u32),
+            chunk_edges: self.split.as_ref().map_or(0, |s| s.chunk_edges),
+            units_per_block,
+        }
+    }
+}
+
+/// The `row_group` groups on the device.
+pub(crate) struct DeviceGroups {
+    pub(crate) plan: plan::GroupPlan,
+    pub(crate) first: Buffer<u32>,
+    pub(crate) end: Buffer<u32>,
+    pub(crate) stage_first: Buffer<u32>,
+    pub(crate) stage_count: Buffer<u32>,
+}
+
+/// The device side of a pass plan: kernel choice, lane map and work lists.
+pub(crate) struct DevicePass {
+    pub(crate) plan: PassPlan,
+    pub(crate) rows: DeviceRows,
+}
+
+impl DevicePass {
+    pub(crate) fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
+        FeatureShape { heads, feat, lanes: self.plan.layout.map }
+    }
+}
+
+/// A view of partial buffer `i`, or an empty one when the pass splits nothing.
+pub(crate) fn partial_view(partials: &mut [Buffer<f32>], i: usize) -> GSliceMut<f32> {
+    partials.get_mut(i).map_or(GSliceMut::empty(), Buffer::view_mut)
+}
+
+/// Launches `units_per_block` units per block (each taken by one warp).
+///
+/// # Safety
+/// As [`Backend::launch`]; the kernel's warps take the block's units in turn and ignore units
+/// past `units`.
+pub(crate) unsafe fn launch_warps<P: LaunchParams>(
+    backend: &Backend,
+    kernel: &KernelRef<P>,
+    units: usize,
+    block_threads: u32,
+    units_per_block: u32,
+    params: &P,
+) -> Result<()> {
+    if units == 0 {
+        return Ok(());
+    }
+    // The block size is a request: a kernel whose registers cannot fill it gets the largest block
+    // it can run (its warps then take more of the block's units each; the results are the same).
+    let limit = backend.max_threads_per_block(kernel)? / WARP_SIZE * WARP_SIZE;
+    let block_threads = block_threads.min(limit.max(WARP_SIZE));
+    let blocks = units.div_ceil(units_per_block.max(block_threads / WARP_SIZE) as usize);
+    if blocks > i32::MAX as usize {
+        return Err(Error::Unsupported { what: format!("{units} warps of work in one launch") });
+    }
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(block_threads), shared_bytes: 0 };
+    // SAFETY: forwarded contract.
+    unsafe { backend.launch(kernel, &config, params) }
+}
+
+/// Which side of the graph a pass iterates: rows over the CSR, or columns over the CSC.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Rows,
+    Columns,
+}
+
+/// A plan and its device work lists, on one prepared graph.
+pub(crate) struct Fused<'g, 'b> {
+    pub(crate) graph: &'g DeviceGraph<'b>,
+    pub(crate) plan: Plan,
+    /// The forward's pass (fused schedules only).
+    pub(crate) forward: Option<DevicePass>,
+    /// The `row_group` groups.
+    pub(crate) groups: Option<DeviceGroups>,
+    /// The backward's row pass (fused schedules only).
+    pub(crate) backward_rows: Option<DevicePass>,
+    /// The backward's column pass (fused schedules only).
+    pub(crate) backward_cols: Option<DevicePass>,
+}
+
+impl<'g, 'b> Fused<'g, 'b> {
+    /// Uploads the work lists of `plan` on `graph`.
+    pub(crate) fn new(graph: &'g DeviceGraph<'b>, plan: Plan) -> Result<Self> {
+        let backend = graph.backend();
+        let pass = |p: &PassPlan, whole: bool| -> Result<DevicePass> {
+            Ok(DevicePass { plan: p.clone(), rows: DeviceRows::upload(backend, &p.rows, whole)? })
+        };
+        let fused = plan.schedule.is_fused();
+        // row_group: the groups take every row that is not split.
+        let whole = plan.groups.is_none();
+        let forward = plan.forward.as_ref().ok().filter(|_| fused).map(|p| pass(p, whole)).transpose()?;
+        let groups = match &plan.groups {
+            Some(g) => Some(DeviceGroups {
+                plan: g.clone(),
+                first: backend.upload(&g.first)?,
+                end: backend.upload(&g.end)?,
+                stage_first: backend.upload(&g.stage_first)?,
+                stage_count: backend.upload(&g.stage_count)?,
+            }),
+            None => None,
+        };
+        let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
+        let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
+        Ok(Self { graph, plan, forward, groups, backward_rows, backward_cols })
+    }
+
+    /// `[nodes, H, F]` elements.
+    pub(crate) fn features(&self, nodes: usize) -> usize {
+        nodes * self.plan.heads as usize * self.plan.feat as usize
+    }
+
+    /// Launches a `row_group` forward over its groups (nothing when there are none).
+    ///
+    /// # Safety
+    /// As [`Backend::launch`]: `params` views live buffers of the shapes the kernel indexes by;
+    /// the groups are these work lists.
+    pub(crate) unsafe fn launch_groups<P: LaunchParams>(
+        &self,
+        groups: &DeviceGroups,
+        kernel: &KernelRef<P>,
+        params: &P,
+    ) -> Result<()> {
+        let gp = &groups.plan;
+        if gp.first.is_empty() {
+            return Ok(());
+        }
+        let config = LaunchConfig {
+            grid: Dim3::x(gp.first.len() as u32),
+            block: Dim3::x(gp.block_threads),
+            shared_bytes: gp.shared_bytes,
+        };
+        // SAFETY: forwarded contract; the shared memory holds the largest group's scores and
+        // staged rows (the planner sized it), and every neighbour of a staged group lies in its
+        // staged range (the planner took the range from the rows' columns).
+        unsafe { self.graph.backend().launch(kernel, &config, params) }
+    }
+
+    /// Merges the forward partials of split rows (`[acc, ml]`) into `out`, `lse` and `stats`.
+    pub(crate) fn combine_forward(
+        &self,
+        split: &DeviceSplit,
+        pass: &DevicePass,
+        partials: &[Buffer<f32>],
+        (out, lse, stats): (GSliceMut<f32>, GSliceMut<f32>, GSliceMut<f32>),
+    ) -> Result<()> {
+        let combine = CombineParams {
+            rows: split.rows.view(),
+            first_unit: split.first_unit.view(),
+            partial_acc: partials[0].view(),
+            partial_ml: partials[1].view(),
+            out,
+            lse,
+            stats,
+            heads: self.plan.heads,
+            feat: self.plan.feat,
+            num_rows: split.rows.len() as u32,
+            factor: 1.0,
+        };
+        // SAFETY: `first_unit` indexes the partials just written; one warp per
+        // (split row, 32 features).
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, &combine) }
+    }
+
+    /// The edges of `pass` over `side` for `units`.
+    pub(crate) fn edges(&self, pass: &DevicePass, side: Side, units: Units) -> PassEdges {
+        let g = self.graph;
+        let (offsets, neighbours) = match side {
+            Side::Rows => (g.d_row_offsets.view(), g.d_columns.view()),
+            Side::Columns => (g.d_col_offsets.view(), g.d_csc_rows.view()),
+        };
+        PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
+    }
+
+    /// Runs one fused pass: one launch over all its units, whole rows writing the outputs and
+    /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
+    /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
+    /// merge the partials into the outputs.
+    pub(crate) fn run_pass<P: LaunchParams>(
+        &self,
+        pass: &DevicePass,
+        kernel: &KernelRef<P>,
+        partial_widths: &[usize],
+        params: impl FnOnce(Units, &mut [Buffer<f32>]) -> P,
+        combine: impl FnOnce(&DeviceSplit, &[Buffer<f32>]) -> Result<()>,
+    ) -> Result<()> {
+        let backend = self.graph.backend();
+        let rows = &pass.rows;
+        let mut partials = match &rows.split {
+            Some(split) => {
+                partial_widths.iter().map(|&w| backend.alloc::<f32>(split.units * w)).collect::<Result<Vec<_>>>()?
+            }
+            None => Vec::new(),
+        };
+        let params = params(rows.units(pass.plan.units_per_block), &mut partials);
+        // SAFETY: every slice of the parameters views a live buffer of this backend with the
+        // length the kernel indexes by (shapes checked by the caller, the graph's offsets
+        // validated when prepared, each partial buffer one block of its width per chunk unit);
+        // inputs are read-only and distinct from the outputs; one warp per unit.
+        unsafe {
+            launch_warps(backend, kernel, rows.num_units, pass.plan.block_threads, pass.plan.units_per_block, &params)?
+        };
+        match &rows.split {
+            Some(split) => combine(split, &partials),
+            None => Ok(()),
+        }
+    }
+
+    /// Launches a combine kernel: one warp per (split row, 32 features).
+    ///
+    /// # Safety
+    /// As [`Backend::launch`]: `params` views live buffers; `first_unit` indexes its partials.
+    pub(crate) unsafe fn launch_combine(
+        &self,
+        kernel: &KernelRef<CombineParams>,
+        split: &DeviceSplit,
+        pass: &DevicePass,
+        params: &CombineParams,
+    ) -> Result<()> {
+        let slices = (self.plan.heads as usize * params.feat as usize).div_ceil(WARP_SIZE as usize);
+        let threads = pass.plan.block_threads;
+        // SAFETY: forwarded contract.
+        unsafe {
+            launch_warps(self.graph.backend(), kernel, split.rows.len() * slices, threads, threads / WARP_SIZE, params)
+        }
+    }
+
+    /// Sums the partials of the split rows of `split` into `out` (times `factor`), `feat` floats
+    /// per head (the model's feature width, or 1 for per-head scalars).
+    pub(crate) fn sum_partials(
+        &self,
+        split: &DeviceSplit,
+        pass: &DevicePass,
+        partial: &Buffer<f32>,
+        out: GSliceMut<f32>,
+        feat: u32,
+        factor: f32,
+    ) -> Result<()> {
+        let params = CombineParams {
+            rows: split.rows.view(),
+            first_unit: split.first_unit.view(),
+            partial_acc: partial.view(),
+            partial_ml: GSlice::empty(),
+            out,
+            lse: GSliceMut::empty(),
+            stats: GSliceMut::empty(),
+            heads: self.plan.heads,
+            feat,
+            num_rows: split.rows.len() as u32,
+            factor,
+        };
+        // SAFETY: `first_unit` indexes `partial`, which holds one [H, feat] block per unit of the
+        // split rows, written by the launch before; `out` is [N, H, feat] and distinct from it.
+        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, &params) }
+    }
+}

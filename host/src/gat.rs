@@ -1,0 +1,523 @@
+//! GAT — graph attention with LeakyReLU scores of per-node scores — forward and backward, fused.
+//!
+//! ```text
+//! el_i = ⟨h_dst_i, a_dst⟩   er_j = ⟨h_j, a_src⟩   s_ij = LeakyReLU(el_i + er_j)   α_ij = softmax_j(s_ij)   o_i = Σ_j α_ij·h_j
+//! ```
+//! per head. A node kernel computes `el` and `er` (`[N, H]`); the fused passes read per edge one
+//! feature row and one scalar per head. The forward saves `el`, `er` and per-(row, head) state
+//! only (O(N·H)); the backward's row pass gives `d el`, its column pass `d er` and the
+//! aggregation's `dh`, and node kernels carry `d el`, `d er` to the features and, as per-block
+//! partials summed in a fixed order, to the attention vectors. No float atomics: results are
+//! bit-identical run after run. [`Gat::forward_precomputed`] takes `el` and `er` instead.
+
+use dfgnn_device::abi::{
+    ColumnGrads, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams, GatGroupParams,
+    GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams, GroupParams, RowGrads,
+};
+use dfgnn_device::kernels::gat::{
+    self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
+    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
+};
+use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
+
+use crate::backend::{Backend, Buffer};
+use crate::baseline;
+use crate::error::{Error, Result};
+use crate::fused::{DevicePass, Fused, Side, partial_view};
+use crate::graph::DeviceGraph;
+use crate::plan::{self, Plan, PlanOptions, Schedule};
+
+/// GAT's LeakyReLU negative slope by default.
+pub const DEFAULT_GAT_SLOPE: f32 = 0.2;
+
+/// Threads per block of the node kernels.
+const NODE_BLOCK: u32 = 256;
+
+/// Most partials of an attention vector's gradient (one per block of nodes).
+const MAX_VECTOR_PARTIALS: usize = 1024;
+
+/// How to build a [`Gat`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatConfig {
+    /// Heads `H` (at least 1).
+    pub heads: u32,
+    /// Features per head `F` (at least 1).
+    pub feat: u32,
+    /// The LeakyReLU negative slope (finite).
+    pub slope: f32,
+    /// Overrides of the scheduler's choices.
+    pub plan: PlanOptions,
+}
+
+impl GatConfig {
+    /// `heads` × `feat` with the default slope (0.2) and schedule.
+    pub fn new(heads: u32, feat: u32) -> Self {
+        Self { heads, feat, slope: DEFAULT_GAT_SLOPE, plan: PlanOptions::default() }
+    }
+}
+
+/// The output of a GAT forward and what the backward needs (it borrows the inputs for `'a`).
+pub struct GatForward<'a> {
+    /// `[N_dst, H, F]` the attention output.
+    pub out: Buffer<f32>,
+    /// `[N_dst, H]` log-sum-exp of each row's scores (−∞ for an empty row).
+    pub lse: Buffer<f32>,
+    /// `[N_dst, H]` and `[N_src, H]`: the node scores `el`, `er` [`Gat::forward`] computed
+    /// (the attention state below views them, so they live exactly as long as this struct).
+    scores: Option<(Buffer<f32>, Buffer<f32>)>,
+    el: GSlice<f32>,
+    er: GSlice<f32>,
+    /// `[N_dst, H, 2]` the fused forward's (max score in base-2 units, 1/sum); empty after a
+    /// baseline forward.
+    stats: Buffer<f32>,
+    h: GSlice<f32>,
+    /// `(h_dst, a_dst, a_src)` of [`Gat::forward`]; `None` after [`Gat::forward_precomputed`].
+    full: Option<(GSlice<f32>, GSlice<f32>, GSlice<f32>)>,
+    _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
+}
+
+impl GatForward<'_> {
+    /// The node scores `(el, er)` ([`Gat::forward`]; `None` after
+    /// [`Gat::forward_precomputed`], whose caller holds them).
+    pub fn node_scores(&self) -> Option<(&Buffer<f32>, &Buffer<f32>)> {
+        self.scores.as_ref().map(|(el, er)| (el, er))
+    }
+}
+
+/// The gradients of [`Gat::backward`].
+pub struct GatGrads {
+    /// `[N_src, H, F]`: through the aggregation and through `er`.
+    pub dh: Buffer<f32>,
+    /// `[N_dst, H, F]`: through `el` (on a square graph with one feature array, add it to `dh`).
+    pub dh_dst: Buffer<f32>,
+    /// `[H, F]`.
+    pub da_dst: Buffer<f32>,
+    /// `[H, F]`.
+    pub da_src: Buffer<f32>,
+}
+
+/// The gradients of [`Gat::backward_precomputed`].
+pub struct GatPrecomputedGrads {
+    /// `[N_src, H, F]`: through the aggregation only.
+    pub dh: Buffer<f32>,
+    /// `[N_dst, H]`.
+    pub d_el: Buffer<f32>,
+    /// `[N_src, H]`.
+    pub d_er: Buffer<f32>,
+}
+
+/// GAT attention on one prepared graph and feature shape, with its plan.
+pub struct Gat<'g, 'b> {
+    fused: Fused<'g, 'b>,
+    slope: f32,
+}
+
+/// One warp per (node, head).
+fn node_config(nodes: usize, heads: u32) -> Result<LaunchConfig> {
+    let warps = nodes as u64 * heads as u64;
+    let blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64);
+    if blocks > i32::MAX as u64 {
+        return Err(Error::Unsupported { what: format!("{warps} node-heads in one launch") });
+    }
+    Ok(LaunchConfig { grid: Dim3::x(blocks.max(1) as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 })
+}
+
+impl<'g, 'b> Gat<'g, 'b> {
+    /// Plans GAT on `graph` for `config` (once) and uploads the plan's work lists.
+    pub fn new(graph: &'g DeviceGraph<'b>, config: &GatConfig) -> Result<Self> {
+        if !config.slope.is_finite() {
+            return Err(Error::Unsupported { what: format!("LeakyReLU slope {}", config.slope) });
+        }
+        let limits = graph.backend().limits();
+        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
+        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope })
+    }
+
+    /// The plan the scheduler chose.
+    pub fn plan(&self) -> &Plan {
+        &self.fused.plan
+    }
+
+    /// The LeakyReLU slope.
+    pub fn slope(&self) -> f32 {
+        self.slope
+    }
+
+    fn graph(&self) -> &'g DeviceGraph<'b> {
+        self.fused.graph
+    }
+
+    fn backend(&self) -> &'b Backend {
+        self.fused.graph.backend()
+    }
+
+    fn heads(&self) -> u32 {
+        self.fused.plan.heads
+    }
+
+    fn check(&self, op: &'static str, what: &'static str, len: usize, expected: usize) -> Result<()> {
+        if len != expected {
+            return Err(Error::ShapeMismatch { op, what, expected, got: len });
+        }
+        Ok(())
+    }
+
+    /// The GAT variant of the pass's compiled shape (GAT's table has GT's shapes).
+    fn variant(pass: &DevicePass) -> Result<&'static GatVariant> {
+        let v = pass.plan.layout.variant;
+        gat::variant(v.width, v.slots).ok_or_else(|| Error::Unsupported {
+            what: format!("no GAT kernel variant of {}-float loads and {} slots", v.width, v.slots),
+        })
+    }
+
+    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes.
+    fn node_scores(&self, x: GSlice<f32>, a: GSlice<f32>, nodes: usize) -> Result<Buffer<f32>> {
+        let (heads, feat) = (self.heads(), self.fused.plan.feat);
+        let mut scores = self.backend().alloc::<f32>(nodes * heads as usize)?;
+        if nodes > 0 {
+            let params = GatNodeScoresParams { x, a, scores: scores.view_mut(), nodes: nodes as u32, heads, feat };
+            // SAFETY: x is [nodes, H, F], a is [H, F] (checked by the caller), scores is
+            // [nodes, H] and distinct; one warp per (node, head), warps past the last return.
+            unsafe { self.backend().launch(&GAT_NODE_SCORES, &node_config(nodes, heads)?, &params)? };
+        }
+        Ok(scores)
+    }
+
+    /// `out = softmax(LeakyReLU(el_i + er_j) over the edges)·h`, with `el = ⟨h_dst, a_dst⟩` and
+    /// `er = ⟨h, a_src⟩` computed here. `h` is `[N_src, H, F]`, `h_dst` `[N_dst, H, F]` (`h`
+    /// again on a square graph), `a_dst` and `a_src` `[H, F]`.
+    pub fn forward<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        h_dst: &'a Buffer<f32>,
+        a_dst: &'a Buffer<f32>,
+        a_src: &'a Buffer<f32>,
+    ) -> Result<GatForward<'a>> {
+        let g = self.graph();
+        let f = &self.fused;
+        self.check("gat forward", "h", h.len(), f.features(g.num_src()))?;
+        self.check("gat forward", "h_dst", h_dst.len(), f.features(g.num_dst()))?;
+        self.check("gat forward", "a_dst", a_dst.len(), f.features(1))?;
+        self.check("gat forward", "a_src", a_src.len(), f.features(1))?;
+        let el = self.node_scores(h_dst.view(), a_dst.view(), g.num_dst())?;
+        let er = self.node_scores(h.view(), a_src.view(), g.num_src())?;
+        // The score buffers move into the result with the views of them; device memory does
+        // not move.
+        let mut fwd = self.attention(h.view(), el.view(), er.view())?;
+        fwd.scores = Some((el, er));
+        fwd.full = Some((h_dst.view(), a_dst.view(), a_src.view()));
+        Ok(fwd)
+    }
+
+    /// The forward from precomputed node scores: `el` is `[N_dst, H]`, `er` `[N_src, H]`, `h`
+    /// `[N_src, H, F]`.
+    pub fn forward_precomputed<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+    ) -> Result<GatForward<'a>> {
+        let g = self.graph();
+        let nh = |n: usize| n * self.heads() as usize;
+        self.check("gat forward", "h", h.len(), self.fused.features(g.num_src()))?;
+        self.check("gat forward", "el", el.len(), nh(g.num_dst()))?;
+        self.check("gat forward", "er", er.len(), nh(g.num_src()))?;
+        self.attention(h.view(), el.view(), er.view())
+    }
+
+    /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller).
+    fn attention<'a>(&self, h: GSlice<f32>, el: GSlice<f32>, er: GSlice<f32>) -> Result<GatForward<'a>> {
+        let g = self.graph();
+        let f = &self.fused;
+        let backend = self.backend();
+        let (heads, feat) = (f.plan.heads, f.plan.feat);
+        let result = |out, lse, stats| GatForward {
+            out,
+            lse,
+            scores: None,
+            el,
+            er,
+            stats,
+            h,
+            full: None,
+            _inputs: std::marker::PhantomData,
+        };
+        let Some(pass) = &f.forward else {
+            let mut scores = backend.alloc::<f32>(g.nnz() * heads as usize)?;
+            self.edge_scores(el, er, GSlice::empty(), &mut scores)?;
+            let edge_parallel = f.plan.schedule == Schedule::EdgeParallel;
+            let (out, lse) = baseline::forward_from_scores(g, &scores, h, heads, feat, edge_parallel)?;
+            return Ok(result(out, lse, backend.alloc::<f32>(0)?));
+        };
+        let variant = Self::variant(pass)?;
+        let nh = g.num_dst() * heads as usize;
+        let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
+        let mut lse = backend.alloc::<f32>(nh)?;
+        let mut stats = backend.alloc::<f32>(nh * 2)?;
+        let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
+        let (el_v, er_v, slope) = (el, er, self.slope);
+        if let Some(groups) = &f.groups {
+            let params = GatGroupParams {
+                group: GroupParams {
+                    offsets: g.d_row_offsets.view(),
+                    columns: g.d_columns.view(),
+                    coo_rows: g.d_coo_rows.view(),
+                    group_first: groups.first.view(),
+                    group_end: groups.end.view(),
+                    stage_first: groups.stage_first.view(),
+                    stage_count: groups.stage_count.view(),
+                    shape: pass.shape(heads, feat),
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    num_groups: groups.plan.first.len() as u32,
+                },
+                el: el_v,
+                er: er_v,
+                h,
+                slope,
+            };
+            // SAFETY: el [N_dst, H], er [N_src, H], h [N_src, H, F] live and read-only, the
+            // outputs distinct; the groups are this plan's (staging sized for two [H, F] rows per
+            // source, more than h and er need).
+            unsafe { f.launch_groups(groups, &variant.group, &params)? };
+        }
+        f.run_pass(
+            pass,
+            &variant.forward,
+            &[heads as usize * feat as usize, heads as usize * 2],
+            |units, partials| {
+                let dst = ForwardOut {
+                    out: out_v,
+                    lse: lse_v,
+                    stats: stats_v,
+                    partial_acc: partial_view(partials, 0),
+                    partial_ml: partial_view(partials, 1),
+                };
+                GatFwdParams { edges: f.edges(pass, Side::Rows, units), el: el_v, er: er_v, h, dst, slope }
+            },
+            |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
+        )?;
+        Ok(result(out, lse, stats))
+    }
+
+    /// The baselines' edge kernel: the scores (`d_scores` empty) or their gradient through the
+    /// LeakyReLU, into `out` (`[E, H]`).
+    fn edge_scores(
+        &self,
+        el: GSlice<f32>,
+        er: GSlice<f32>,
+        d_scores: GSlice<f32>,
+        out: &mut Buffer<f32>,
+    ) -> Result<()> {
+        let g = self.graph();
+        let heads = self.heads();
+        let items = g.nnz() as u64 * heads as u64;
+        if items == 0 {
+            return Ok(());
+        }
+        let params = GatEdgeScoresParams {
+            el,
+            er,
+            coo_rows: g.d_coo_rows.view(),
+            columns: g.d_columns.view(),
+            d_scores,
+            out: out.view_mut(),
+            num_edges: g.nnz() as u64,
+            heads,
+            slope: self.slope,
+        };
+        let kernel = if d_scores.is_empty() { &GAT_EDGE_SCORES } else { &GAT_EDGE_SCORES_BACKWARD };
+        let blocks = items.div_ceil(NODE_BLOCK as u64).clamp(1, i32::MAX as u64);
+        let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
+        // SAFETY: el [N_dst, H], er [N_src, H], the graph's validated COO rows and columns,
+        // d_scores empty or [E, H], out [E, H] distinct from them; the kernel sweeps grid-stride.
+        unsafe { self.backend().launch(kernel, &config, &params) }
+    }
+
+    /// The gradients of `Σ d_out ⊙ out` with respect to `h`, `h_dst`, `a_dst` and `a_src` (after
+    /// [`Gat::forward`]).
+    pub fn backward(&self, fwd: &GatForward<'_>, d_out: &Buffer<f32>) -> Result<GatGrads> {
+        let Some((h_dst, a_dst, a_src)) = fwd.full else {
+            return Err(Error::Unsupported {
+                what: "the full GAT backward after a forward from precomputed scores (use backward_precomputed)"
+                    .to_string(),
+            });
+        };
+        let g = self.graph();
+        let pre = self.backward_precomputed(fwd, d_out)?;
+        let dh = self.node_scores_backward(&pre.d_er, a_src, pre.dh.view(), g.num_src())?;
+        let dh_dst = self.node_scores_backward(&pre.d_el, a_dst, GSlice::empty(), g.num_dst())?;
+        let da_src = self.vector_grad(&pre.d_er, fwd.h, g.num_src())?;
+        let da_dst = self.vector_grad(&pre.d_el, h_dst, g.num_dst())?;
+        Ok(GatGrads { dh, dh_dst, da_dst, da_src })
+    }
+
+    /// `dx = base + d·a` per node and head (`base` empty for none).
+    fn node_scores_backward(
+        &self,
+        d: &Buffer<f32>,
+        a: GSlice<f32>,
+        base: GSlice<f32>,
+        nodes: usize,
+    ) -> Result<Buffer<f32>> {
+        let (heads, feat) = (self.heads(), self.fused.plan.feat);
+        let mut dx = self.backend().alloc::<f32>(self.fused.features(nodes))?;
+        if nodes > 0 {
+            let params = GatNodeScoresBackwardParams {
+                d_scores: d.view(),
+                a,
+                base,
+                dx: dx.view_mut(),
+                nodes: nodes as u32,
+                heads,
+                feat,
+            };
+            // SAFETY: d [nodes, H], a [H, F], base empty or [nodes, H, F], dx [nodes, H, F]
+            // distinct from them; one warp per (node, head).
+            unsafe { self.backend().launch(&GAT_NODE_SCORES_BACKWARD, &node_config(nodes, heads)?, &params)? };
+        }
+        Ok(dx)
+    }
+
+    /// `da[h, f] = Σ_n d[n, h]·x[n, h, f]`: per-block partials over fixed node ranges, then their
+    /// sum in block order (deterministic).
+    fn vector_grad(&self, d: &Buffer<f32>, x: GSlice<f32>, nodes: usize) -> Result<Buffer<f32>> {
+        let (heads, feat) = (self.heads(), self.fused.plan.feat);
+        let len = heads as usize * feat as usize;
+        let backend = self.backend();
+        let blocks = nodes.div_ceil(64).clamp(1, MAX_VECTOR_PARTIALS);
+        let per_block = nodes.div_ceil(blocks).max(1);
+        let mut partial = backend.alloc::<f32>(blocks * len)?;
+        let params = GatVectorGradParams {
+            d_scores: d.view(),
+            x,
+            partial: partial.view_mut(),
+            nodes: nodes as u32,
+            heads,
+            feat,
+            nodes_per_block: per_block as u32,
+        };
+        let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
+        if nodes == 0 {
+            partial = backend.upload(&vec![0.0f32; blocks * len])?;
+        } else {
+            // SAFETY: d [nodes, H], x [nodes, H, F], partial [blocks, H, F] distinct; block b
+            // writes row b of the partials for its nodes.
+            unsafe { backend.launch(&GAT_VECTOR_GRAD_PARTIALS, &config, &params)? };
+        }
+        let mut out = backend.alloc::<f32>(len)?;
+        let sum =
+            GatVectorSumParams { partial: partial.view(), out: out.view_mut(), blocks: blocks as u32, len: len as u32 };
+        let config = LaunchConfig {
+            grid: Dim3::x(len.div_ceil(NODE_BLOCK as usize) as u32),
+            block: Dim3::x(NODE_BLOCK),
+            shared_bytes: 0,
+        };
+        // SAFETY: partial [blocks, len] written above, out [len] distinct; one thread per element.
+        unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &sum)? };
+        Ok(out)
+    }
+
+    /// The gradients of `Σ d_out ⊙ out` with respect to `h` (through the aggregation only), `el`
+    /// and `er`.
+    pub fn backward_precomputed(&self, fwd: &GatForward<'_>, d_out: &Buffer<f32>) -> Result<GatPrecomputedGrads> {
+        let g = self.graph();
+        let f = &self.fused;
+        self.check("gat backward", "d_out", d_out.len(), f.features(g.num_dst()))?;
+        let (heads, feat) = (f.plan.heads, f.plan.feat);
+        let backend = self.backend();
+        let nh = |n: usize| n * heads as usize;
+        let fused = match (&f.backward_rows, &f.backward_cols) {
+            (Some(rows), Some(cols)) => match (Self::variant(rows)?.backward, Self::variant(cols)?.backward) {
+                (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
+            return self.baseline_backward(fwd, d_out);
+        };
+        let (el, er, h, slope) = (fwd.el, fwd.er, fwd.h, self.slope);
+
+        // Row pass: d el and D.
+        let mut d_el = backend.alloc::<f32>(nh(g.num_dst()))?;
+        let mut delta = backend.alloc::<f32>(nh(g.num_dst()))?;
+        let (d_el_v, delta_v) = (d_el.view_mut(), delta.view_mut());
+        f.run_pass(
+            rows_pass,
+            &rows_kernel,
+            &[heads as usize],
+            |units, partials| GatBwdRowsParams {
+                edges: f.edges(rows_pass, Side::Rows, units),
+                el,
+                er,
+                h,
+                grads: RowGrads {
+                    out: fwd.out.view(),
+                    stats: fwd.stats.view(),
+                    d_out: d_out.view(),
+                    delta: delta_v,
+                    d_row: d_el_v,
+                    partial: partial_view(partials, 0),
+                },
+                slope,
+            },
+            |split, partials| f.sum_partials(split, rows_pass, &partials[0], d_el_v, 1, 1.0),
+        )?;
+
+        // Column pass: d er and the aggregation's dh.
+        let mut d_er = backend.alloc::<f32>(nh(g.num_src()))?;
+        let mut dh = backend.alloc::<f32>(f.features(g.num_src()))?;
+        let (d_er_v, dh_v) = (d_er.view_mut(), dh.view_mut());
+        f.run_pass(
+            cols_pass,
+            &cols_kernel,
+            &[heads as usize, heads as usize * feat as usize],
+            |units, partials| GatBwdColsParams {
+                edges: f.edges(cols_pass, Side::Columns, units),
+                el,
+                er,
+                h,
+                grads: ColumnGrads {
+                    stats: fwd.stats.view(),
+                    delta: delta.view(),
+                    d_out: d_out.view(),
+                    d_key: d_er_v,
+                    d_value: dh_v,
+                    partial_d_key: partial_view(partials, 0),
+                    partial_d_value: partial_view(partials, 1),
+                },
+                slope,
+            },
+            |split, partials| {
+                f.sum_partials(split, cols_pass, &partials[0], d_er_v, 1, 1.0)?;
+                f.sum_partials(split, cols_pass, &partials[1], dh_v, feat, 1.0)
+            },
+        )?;
+        Ok(GatPrecomputedGrads { dh, d_el, d_er })
+    }
+
+    /// The unfused backward: α and ds `[E, H]` in memory, `d el`/`d er` as SpMMs of
+    /// `ds·LeakyReLU'` with ones.
+    fn baseline_backward(&self, fwd: &GatForward<'_>, d_out: &Buffer<f32>) -> Result<GatPrecomputedGrads> {
+        let g = self.graph();
+        let (heads, feat) = (self.heads(), self.fused.plan.feat);
+        let backend = self.backend();
+        let eh = g.nnz() * heads as usize;
+        let mut scores = backend.alloc::<f32>(eh)?;
+        self.edge_scores(fwd.el, fwd.er, GSlice::empty(), &mut scores)?;
+        let (alpha, ds) = baseline::softmax_backward(g, scores, fwd.h, d_out.view(), heads, feat)?;
+        let mut d_e = backend.alloc::<f32>(eh)?;
+        self.edge_scores(fwd.el, fwd.er, ds.view(), &mut d_e)?;
+        let ones_src = backend.upload(&vec![1.0f32; g.num_src() * heads as usize])?;
+        let ones_dst = backend.upload(&vec![1.0f32; g.num_dst() * heads as usize])?;
+        let mut d_el = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
+        let mut d_er = backend.alloc::<f32>(g.num_src() * heads as usize)?;
+        let mut dh = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
+        baseline::spmm(g, heads, 1, &d_e, ones_src.view(), 1.0, &mut d_el)?;
+        baseline::spmm_transposed(g, heads, 1, &d_e, ones_dst.view(), 1.0, &mut d_er)?;
+        baseline::spmm_transposed(g, heads, feat, &alpha, d_out.view(), 1.0, &mut dh)?;
+        Ok(GatPrecomputedGrads { dh, d_el, d_er })
+    }
+}
