@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The benchmark cases of the GT issue (docs/results.md), on the GPU: `dfgnn bench gt` per case.
+# The benchmark cases of the GT and GAT issues (docs/results.md), on the GPU: `dfgnn bench gt` and
+# `dfgnn bench gat` per case.
 #   scripts/bench-suite.sh [DFGNN_BINARY]      (default: target/release/dfgnn, from `cargo build --release -p dfgnn-cli`)
 set -euo pipefail
 dfgnn=${1:-target/release/dfgnn}
@@ -9,3 +10,8 @@ all=auto,row_tiled,row_split,row_group,edge_parallel,unfused
 "$dfgnn" bench gt --graph er-1M-d16 --heads 1 --feat 128 --schedule auto,row_tiled,row_group,edge_parallel,unfused
 "$dfgnn" bench gt --graph batch-1024x120-d50 --heads 1 --feat 128 --schedule "$all"
 "$dfgnn" bench gt --graph batch-1024x120-d50 --heads 4 --feat 64 --schedule auto,row_tiled
+gat=auto,row_tiled,row_split,unfused
+"$dfgnn" bench gat --graph er-1M-d16 --heads 4 --feat 64 --schedule "$gat"
+"$dfgnn" bench gat --graph pl-1M-d16 --heads 4 --feat 64 --schedule "$gat"
+"$dfgnn" bench gat --graph er-1M-d16 --heads 1 --feat 128 --schedule "$gat"
+"$dfgnn" bench gat --graph batch-1024x120-d50 --heads 1 --feat 128 --schedule "$gat"

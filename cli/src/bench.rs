@@ -1,15 +1,16 @@
-//! Timing of the attention kernels on one graph (`dfgnn bench gt`): per schedule and for the
-//! scheduler's own plan, forward and forward+backward median times with CUDA events after
+//! Timing of the attention kernels on one graph (`dfgnn bench gt`, `dfgnn bench gat`): per
+//! schedule and for the scheduler's own plan, forward and forward+backward median times with CUDA events after
 //! warm-up, achieved bandwidth against two byte models and against a device copy measured in the
 //! same run, and peak device memory. Benchmarks, never tests: nothing here asserts a speed.
 //!
 //! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
 //! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
-//! lies between them.
+//! lies between them. GT gathers two feature rows per edge (k, v); GAT one (h) plus one scalar per
+//! head (er) in the forward.
 
 use dfgnn_graphs::Csr;
 
-use dfgnn::{Backend, Buffer, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{Backend, Buffer, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
 use indicatif::ProgressBar;
 
 use crate::error::{CliError, Result};
@@ -44,6 +45,41 @@ pub fn gt_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u3
     let bwd = ByteModel {
         compulsory: rows_pass + cols_pass + ns * 2.0 * row + nd * (2.0 * row + 2.0 * scalar),
         gather_worst: rows_pass + cols_pass + e * (2.0 * row + 2.0 * row + 2.0 * scalar),
+    };
+    (fwd, bwd)
+}
+
+/// The byte models of the GAT forward and backward with its node-score kernels (f32 features and
+/// scores, u32 indices, u64 offsets; the `[H, F]` attention vectors and the partials of their
+/// gradients are left out, being tiny).
+pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
+    let (nd, ns, e) = (num_dst as f64, num_src as f64, nnz as f64);
+    let row = heads as f64 * feat as f64 * 4.0;
+    let scalar = heads as f64 * 4.0;
+    let graph = 8.0 * (nd + 1.0) + 4.0 * e;
+    // The node scores: h_dst read and el written per destination, h read and er written per
+    // source.
+    let node_scores = nd * (row + scalar) + ns * (row + scalar);
+    // The fused pass: offsets and columns; el read, out, lse and the two stats written per
+    // destination; h and er per source (compulsory) or per edge (gather-worst).
+    let rows = graph + nd * (row + 4.0 * scalar);
+    let fwd = ByteModel {
+        compulsory: node_scores + rows + ns * (row + scalar),
+        gather_worst: node_scores + rows + e * (row + scalar),
+    };
+    // Backward. Row pass: out, d_out, el and the two stats read, D and d el written per
+    // destination; h and er gathered. Column pass: h and er read, d er and dh written per source;
+    // d_out, el, the two stats and D gathered. Then the node kernels: dh += d er·a_src (d er, dh
+    // read, dh written), dh_dst = d el·a_dst (d el read, dh_dst written), and the vector
+    // gradients (d er with h, d el with h_dst).
+    let csc = 8.0 * (ns + 1.0) + 4.0 * e;
+    let rows_pass = graph + nd * (2.0 * row + 5.0 * scalar);
+    let cols_pass = csc + ns * (2.0 * row + 2.0 * scalar);
+    let node_kernels = ns * (2.0 * row + scalar) + nd * (row + scalar) + ns * (row + scalar) + nd * (row + scalar);
+    let (gather_src, gather_dst) = (row + scalar, row + 4.0 * scalar);
+    let bwd = ByteModel {
+        compulsory: rows_pass + cols_pass + node_kernels + ns * gather_src + nd * gather_dst,
+        gather_worst: rows_pass + cols_pass + node_kernels + e * (gather_src + gather_dst),
     };
     (fwd, bwd)
 }
@@ -121,7 +157,8 @@ pub struct BenchReport {
     pub bytes: (ByteModel, ByteModel),
     /// Device copy bandwidth measured in the same run (bytes read + written per second).
     pub copy_bytes_per_s: f64,
-    /// Bytes of q, k, v, out, dO, dq, dk, dv and the prepared graph: the memory target's base.
+    /// Bytes of the inputs, d_out, the outputs and gradients, and the prepared graph: the memory
+    /// target's base.
     pub base_bytes: usize,
     /// One row per schedule.
     pub rows: Vec<BenchRow>,
@@ -144,8 +181,107 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, warmup: usize, repeats: u
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
-/// Times GT on `graph` under each schedule of `options`, showing each case on `progress`.
-pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress: &ProgressBar) -> Result<BenchReport> {
+/// Which attention model to time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// GT: `q`, `k`, `v`.
+    Gt,
+    /// GAT: `h`, `h_dst` (a second array, as on a bipartite graph), `a_dst`, `a_src`, the
+    /// default slope.
+    Gat,
+}
+
+impl Model {
+    /// The name in the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Gt => "gt",
+            Self::Gat => "gat",
+        }
+    }
+
+    /// The forward and backward byte models.
+    pub fn bytes(self, num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
+        match self {
+            Self::Gt => gt_bytes(num_dst, num_src, nnz, heads, feat),
+            Self::Gat => gat_bytes(num_dst, num_src, nnz, heads, feat),
+        }
+    }
+}
+
+/// One set of inputs: rows per destination, two per source, the attention vectors and the output
+/// gradient. GT reads `(dst, src, src2)` as `(q, k, v)`; GAT reads `src` as `h`, `dst` as `h_dst`
+/// and `vectors` as `(a_dst, a_src)`.
+struct InputSet {
+    dst: Buffer<f32>,
+    src: Buffer<f32>,
+    src2: Buffer<f32>,
+    vectors: (Buffer<f32>, Buffer<f32>),
+    d_out: Buffer<f32>,
+}
+
+/// One model planned for one schedule, ready to time.
+trait Timed {
+    /// The plan, one line.
+    fn plan_line(&self) -> String;
+    /// The forward on `set`.
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()>;
+    /// The forward and the backward on `set`.
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()>;
+}
+
+impl Timed for Gt<'_, '_> {
+    fn plan_line(&self) -> String {
+        self.plan().summary()
+    }
+
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        Gt::forward(self, &set.dst, &set.src, &set.src2).map(drop)
+    }
+
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        let fwd = Gt::forward(self, &set.dst, &set.src, &set.src2)?;
+        self.backward(&fwd, &set.d_out).map(drop)
+    }
+}
+
+impl Timed for Gat<'_, '_> {
+    fn plan_line(&self) -> String {
+        self.plan().summary()
+    }
+
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        Gat::forward(self, &set.src, &set.dst, &set.vectors.0, &set.vectors.1).map(drop)
+    }
+
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        let fwd = Gat::forward(self, &set.src, &set.dst, &set.vectors.0, &set.vectors.1)?;
+        self.backward(&fwd, &set.d_out).map(drop)
+    }
+}
+
+/// Plans `model` on `dg` for `plan`.
+fn plan_model<'g>(
+    model: Model,
+    dg: &'g DeviceGraph<'_>,
+    heads: u32,
+    feat: u32,
+    plan: PlanOptions,
+) -> dfgnn::Result<Box<dyn Timed + 'g>> {
+    Ok(match model {
+        Model::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
+        Model::Gat => Box::new(Gat::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
+    })
+}
+
+/// Times `model` on `graph` under each schedule of `options`, showing each case on `progress`.
+pub fn bench(
+    backend: &Backend,
+    graph: &Csr,
+    model: Model,
+    options: &BenchOptions,
+    progress: &ProgressBar,
+) -> Result<BenchReport> {
     if options.repeats == 0 {
         return Err(CliError::Usage { what: "bench: at least one timed run (--repeats 1)".to_string() });
     }
@@ -162,39 +298,55 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress
     };
     let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
     let width = mul(h as usize, f as usize)?;
-    // Bytes of one input set (q, d_out per destination; k, v per source) and of the outputs.
-    let set_bytes = mul(mul(width, 4)?, dg.num_dst().checked_add(dg.num_src()).ok_or_else(overflow)?)?;
-    let set_bytes = mul(set_bytes, 2)?;
+    // Rows of one input set: GT's q, d_out per destination and k, v per source; GAT's h_dst,
+    // d_out per destination, h per source and the two [H, F] vectors.
+    let set_rows = match model {
+        Model::Gt => mul(dg.num_dst().checked_add(dg.num_src()).ok_or_else(overflow)?, 2)?,
+        Model::Gat => {
+            mul(dg.num_dst(), 2)?.checked_add(dg.num_src()).and_then(|n| n.checked_add(2)).ok_or_else(overflow)?
+        }
+    };
+    let set_bytes = mul(mul(width, 4)?, set_rows)?;
     progress.set_message("making inputs");
     let make = |nodes: usize, seed: u64| -> Result<Buffer<f32>> {
         let mut b = backend.alloc::<f32>(mul(nodes, width)?)?;
         backend.fill_uniform(&mut b, seed, -1.0, 1.0)?;
         Ok(b)
     };
+    let empty = || -> Result<Buffer<f32>> { Ok(backend.alloc::<f32>(0)?) };
     let mut inputs = Vec::new();
     for s in 0..sets as u64 {
-        let seed = options.seed.wrapping_mul(1_000_003).wrapping_add(s * 4);
-        inputs.push((
-            make(dg.num_dst(), seed)?,
-            make(dg.num_src(), seed + 1)?,
-            make(dg.num_src(), seed + 2)?,
-            make(dg.num_dst(), seed + 3)?,
-        ));
+        let seed = options.seed.wrapping_mul(1_000_003).wrapping_add(s * 6);
+        inputs.push(match model {
+            Model::Gt => InputSet {
+                dst: make(dg.num_dst(), seed)?,
+                src: make(dg.num_src(), seed + 1)?,
+                src2: make(dg.num_src(), seed + 2)?,
+                vectors: (empty()?, empty()?),
+                d_out: make(dg.num_dst(), seed + 3)?,
+            },
+            Model::Gat => InputSet {
+                dst: make(dg.num_dst(), seed)?,
+                src: make(dg.num_src(), seed + 1)?,
+                src2: empty()?,
+                vectors: (make(1, seed + 4)?, make(1, seed + 5)?),
+                d_out: make(dg.num_dst(), seed + 3)?,
+            },
+        });
     }
     let copy_bytes = (256usize << 20).min(width.saturating_mul(4 * dg.num_src().max(1))).max(1 << 20);
     progress.set_message("measuring the device copy bandwidth");
     let copy_bytes_per_s = copy_bandwidth(backend, copy_bytes, options.warmup, options.repeats)?;
-    // Inputs and outputs of forward and backward (two input sets' worth), and the graph.
+    // Inputs and outputs of forward and backward, and the graph: the outputs are as large as the
+    // inputs (GT: out, dq, dk, dv; GAT: out, dh_dst, dh, da_dst, da_src).
     let base_bytes = mul(set_bytes, 2)?.checked_add(dg.device_bytes()).ok_or_else(overflow)?;
     // The other input sets are alive only for the rotation; they are not the schedule's.
     let extra_sets = mul(sets - 1, set_bytes)?;
     let mut rows = Vec::new();
     for &schedule in &options.schedules {
-        progress.set_message(format!("timing {schedule}"));
-        let config =
-            GtConfig { heads: h, feat: f, scale: None, plan: PlanOptions { schedule, ..options.plan.clone() } };
-        let gt = match Gt::new(&dg, &config) {
-            Ok(gt) => gt,
+        progress.set_message(format!("timing {} {schedule}", model.name()));
+        let timed = match plan_model(model, &dg, h, f, PlanOptions { schedule, ..options.plan.clone() }) {
+            Ok(timed) => timed,
             Err(e) => {
                 rows.push(BenchRow {
                     requested: schedule,
@@ -208,11 +360,9 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress
                 continue;
             }
         };
-        let plan_line = gt.plan().summary();
         let mut fwd_samples = Vec::new();
         for i in 0..options.warmup + options.repeats {
-            let (q, k, v, _) = &inputs[i % sets];
-            let (_, ms) = backend.time(|| gt.forward(q, k, v).map(drop))?;
+            let (_, ms) = backend.time(|| timed.forward(&inputs[i % sets]))?;
             if i >= options.warmup {
                 fwd_samples.push(ms);
             }
@@ -222,11 +372,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress
         let forward_backward = if options.backward {
             let mut samples = Vec::new();
             for i in 0..options.warmup + options.repeats {
-                let (q, k, v, d_out) = &inputs[i % sets];
-                let (_, ms) = backend.time(|| {
-                    let fwd = gt.forward(q, k, v)?;
-                    gt.backward(&fwd, d_out).map(drop)
-                })?;
+                let (_, ms) = backend.time(|| timed.forward_backward(&inputs[i % sets]))?;
                 if i >= options.warmup {
                     samples.push(ms);
                 }
@@ -238,7 +384,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress
         progress.inc(1);
         rows.push(BenchRow {
             requested: schedule,
-            plan: plan_line,
+            plan: timed.plan_line(),
             forward: Timing::of(fwd_samples),
             forward_backward,
             peak_bytes: backend.peak_memory().saturating_sub(extra_sets),
@@ -250,7 +396,7 @@ pub fn bench_gt(backend: &Backend, graph: &Csr, options: &BenchOptions, progress
         num_dst: dg.num_dst(),
         num_src: dg.num_src(),
         nnz: dg.nnz(),
-        bytes: gt_bytes(dg.num_dst(), dg.num_src(), dg.nnz(), h, f),
+        bytes: model.bytes(dg.num_dst(), dg.num_src(), dg.nnz(), h, f),
         copy_bytes_per_s,
         base_bytes,
         rows,

@@ -5,6 +5,7 @@
 //! dfgnn demo                the chain demo: proof-of-chain kernels checked against plain Rust
 //! dfgnn info                which backend runs, the device's limits and the memory budget
 //! dfgnn bench gt            GT timings per schedule
+//! dfgnn bench gat           GAT timings per schedule
 //! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
 //! ```
 //! Results go to stdout, progress to stderr (shown only on a terminal); every command prints its
@@ -113,6 +114,8 @@ struct RunArgs {
 enum BenchCommand {
     /// GT forward and forward+backward per schedule.
     Gt(BenchArgs),
+    /// GAT forward (node scores included) and forward+backward per schedule.
+    Gat(BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -254,9 +257,13 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph, &load),
-        Command::Bench { command: BenchCommand::Gt(args) } => {
+        Command::Bench { command } => {
+            let (model, args) = match command {
+                BenchCommand::Gt(args) => (dfgnn_cli::bench::Model::Gt, args),
+                BenchCommand::Gat(args) => (dfgnn_cli::bench::Model::Gat, args),
+            };
             let graph = load_with_progress(&args.graph, &load)?;
-            bench_gt(&select_backend(cli.backend, max_memory)?, &graph, &args)
+            bench(&select_backend(cli.backend, max_memory)?, &graph, model, &args)
         }
     }
 }
@@ -335,7 +342,7 @@ fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
     Ok(())
 }
 
-fn bench_gt(backend: &Backend, graph: &Csr, args: &BenchArgs) -> Result<()> {
+fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &BenchArgs) -> Result<()> {
     let schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<dfgnn::Schedule>>>()?;
     let options = dfgnn_cli::bench::BenchOptions {
         heads: args.heads,
@@ -359,11 +366,16 @@ fn bench_gt(backend: &Backend, graph: &Csr, args: &BenchArgs) -> Result<()> {
         },
     };
     println!(
-        "bench gt: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
-        args.graph, args.heads, args.feat, args.warmup, args.repeats
+        "bench {}: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
+        model.name(),
+        args.graph,
+        args.heads,
+        args.feat,
+        args.warmup,
+        args.repeats
     );
     let bar = progress::steps("starting");
-    let report = dfgnn_cli::bench::bench_gt(backend, graph, &options, &bar);
+    let report = dfgnn_cli::bench::bench(backend, graph, model, &options, &bar);
     bar.finish_and_clear();
     let report = report?;
     print!("{report}");

@@ -140,3 +140,37 @@ fn sparse_ids_need_relabel_and_keep_the_original_ids() {
     assert!(written.contains("4000000000"), "{written}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_gat_times_every_schedule_asked_for() {
+    let schedules = ["auto", "row_tiled", "row_split", "row_group", "edge_parallel", "unfused"];
+    let list = schedules.join(",");
+    let out = dfgnn(&[
+        "bench",
+        "gat",
+        "--graph",
+        "er-1K-d8",
+        "--heads",
+        "2",
+        "--feat",
+        "8",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--schedule",
+        &list,
+    ]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("bench gat: graph er-1K-d8, 2 heads x 8 features"), "{stdout}");
+    for schedule in schedules {
+        let row = stdout
+            .lines()
+            .find(|line| line.split_whitespace().next() == Some(schedule))
+            .unwrap_or_else(|| panic!("no row for {schedule}:\n{stdout}"));
+        assert!(!row.contains("cannot run"), "{row}");
+        let forward_ms: f64 = row.split_whitespace().nth(1).and_then(|ms| ms.parse().ok()).expect(row);
+        assert!(forward_ms > 0.0, "{row}");
+    }
+}
