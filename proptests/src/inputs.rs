@@ -1,4 +1,5 @@
-//! Seeded inputs of the checks: node features, output gradients and AGNN's β.
+//! Seeded inputs of the checks: node features, output gradients, AGNN's β and GAT's attention
+//! vectors.
 //!
 //! Features are uniform in `[-1, 1)`. GT's `q` and `k` may be scaled up ([`GtCase::magnitude`])
 //! so that the scores are large and the softmax peaky (every rescale of the online softmax is
@@ -69,5 +70,36 @@ impl AgnnInputs {
         let d_out = uniform(&mut rng, h.len(), 1.0);
         let beta = rng.random_range(-2.0f32..4.0);
         Self { h, d_out, beta }
+    }
+}
+
+/// The inputs of one GAT check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatInputs {
+    /// `[N_src, H, F]` source features (aggregated, scored with `a_src`).
+    pub h: Vec<f32>,
+    /// `[N_dst, H, F]` destination features (scored with `a_dst`).
+    pub h_dst: Vec<f32>,
+    /// `[H, F]`.
+    pub a_dst: Vec<f32>,
+    /// `[H, F]`.
+    pub a_src: Vec<f32>,
+    /// `[N_dst, H, F]`, the gradient of the loss with respect to the output.
+    pub d_out: Vec<f32>,
+}
+
+impl GatInputs {
+    /// Inputs for `num_dst` × `num_src` nodes of `heads` × `feat` features, from `seed`; the
+    /// attention vectors are scaled by `magnitude` (the scores grow with it).
+    pub fn random(num_dst: usize, num_src: usize, heads: u32, feat: u32, magnitude: f32, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6a7);
+        let hf = heads as usize * feat as usize;
+        Self {
+            h: uniform(&mut rng, num_src * hf, 1.0),
+            h_dst: uniform(&mut rng, num_dst * hf, 1.0),
+            a_dst: uniform(&mut rng, hf, magnitude),
+            a_src: uniform(&mut rng, hf, magnitude),
+            d_out: uniform(&mut rng, num_dst * hf, 1.0),
+        }
     }
 }

@@ -7,8 +7,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`gt`], [`agnn`] | one check: run forward + backward through the public API, compare every result with the reference |
-//! | [`inputs`] | seeded features, output gradients, β |
+//! | [`gt`], [`agnn`], [`gat`] | one check: run forward + backward through the public API, compare every result with the reference |
+//! | [`inputs`] | seeded features, output gradients, β, attention vectors |
 //! | [`cases`] | shapes, forced plan options, graphs, budgets, proptest strategies |
 //! | [`suite`], [`errors`] | the test bodies |
 //! | [`report`] | what a check returns: the plan and every comparison |
@@ -23,12 +23,14 @@
 pub mod agnn;
 pub mod cases;
 pub mod errors;
+pub mod gat;
 pub mod gt;
 pub mod inputs;
 pub mod report;
 pub mod suite;
 
 pub use agnn::{AgnnResults, check_agnn, check_agnn_repeatable, run_agnn};
+pub use gat::{GatCase, GatResults, check_gat, check_gat_case, check_gat_repeatable, run_gat};
 pub use gt::{GtCase, GtResults, check_gt, check_gt_case, check_gt_repeatable, run_gt};
 pub use report::Report;
 
@@ -54,6 +56,42 @@ macro_rules! testgen_all {
         $(#[$attr])*
         fn agnn_random_power_law_graphs() {
             $crate::suite::agnn_random_power_law_graphs(&$backend, $budget, file!());
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_random_power_law_graphs() {
+            $crate::suite::gat_random_power_law_graphs(&$backend, $budget, file!());
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_random_bipartite_graphs() {
+            $crate::suite::gat_random_bipartite_graphs(&$backend, $budget, file!());
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_every_schedule_and_shape() {
+            $crate::suite::every_schedule_and_shape(&$backend, $crate::suite::Model::Gat);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_forced_options_on_every_schedule() {
+            $crate::suite::forced_options_on_every_schedule(&$backend, $crate::suite::Model::Gat);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_corner_cases() {
+            $crate::suite::corner_cases(&$backend, $budget, $crate::suite::Model::Gat);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_results_are_bit_identical_run_after_run() {
+            $crate::suite::gat_results_are_bit_identical_run_after_run(&$backend, $budget);
         }
 
         #[test]

@@ -10,7 +10,7 @@ use dfgnn_reference::Check;
 /// The outcome of one passing check.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// `gt` or `agnn`.
+    /// `gt`, `agnn` or `gat`.
     pub model: &'static str,
     /// The case, the graph and the backend, in words.
     pub context: String,

@@ -13,6 +13,7 @@ use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, forced_options, power_law_cases,
     sweep_graph,
 };
+use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gt::{GtCase, check_gt_case, check_gt_repeatable};
 use crate::inputs::{AgnnInputs, GtInputs};
 use crate::{Report, check_agnn, check_agnn_repeatable, check_gt, run_agnn, run_gt};
@@ -134,6 +135,36 @@ pub fn agnn_random_power_law_graphs(backend: &Backend, budget: Budget, source_fi
     );
 }
 
+/// GAT on random power-law graphs: the knobs' magnitude scales the attention vectors, and their
+/// score scale serves as the LeakyReLU slope (`None`: the default 0.2; 1 makes it the identity).
+pub fn gat_random_power_law_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gat_random_power_law_graphs",
+        runner(budget.cases, source_file),
+        power_law_cases(budget),
+        |((heads, feat), graph, options, (magnitude, scale, seed))| {
+            let g = graph.build();
+            let slope = scale.unwrap_or(dfgnn::DEFAULT_GAT_SLOPE);
+            let case = GatCase { heads, feat, slope, magnitude, options: options.clone() };
+            let report = check_gat_case(backend, &g, &case, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
+/// GAT on random bipartite blocks (`num_dst ≠ num_src`, so `h_dst` is its own array).
+pub fn gat_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gat_random_bipartite_graphs",
+        runner(budget.cases, source_file),
+        bipartite_cases(budget),
+        |((heads, feat), g, options, seed)| {
+            let report = check_gat(backend, &g, heads, feat, &options, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
 /// GT on random bipartite blocks (`num_dst ≠ num_src`, with hubs).
 pub fn gt_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
     run_proptest(
@@ -149,7 +180,11 @@ pub fn gt_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file
 
 /// Every schedule of [`Schedule::ALL`] × every shape of [`SHAPES`] on the sweep graph.
 pub fn every_schedule_and_shape(backend: &Backend, model: Model) {
-    let mut tally = Tally::new(model.pick("gt_every_schedule_and_shape", "agnn_every_schedule_and_shape"));
+    let mut tally = Tally::new(model.pick([
+        "gt_every_schedule_and_shape",
+        "agnn_every_schedule_and_shape",
+        "gat_every_schedule_and_shape",
+    ]));
     let g = sweep_graph();
     for schedule in Schedule::ALL {
         let options = PlanOptions { schedule, ..PlanOptions::default() };
@@ -164,8 +199,11 @@ pub fn every_schedule_and_shape(backend: &Backend, model: Model) {
 
 /// Every schedule with every forced option set of [`forced_options`] × [`FORCED_SHAPES`].
 pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
-    let mut tally =
-        Tally::new(model.pick("gt_forced_options_on_every_schedule", "agnn_forced_options_on_every_schedule"));
+    let mut tally = Tally::new(model.pick([
+        "gt_forced_options_on_every_schedule",
+        "agnn_forced_options_on_every_schedule",
+        "gat_forced_options_on_every_schedule",
+    ]));
     let g = sweep_graph();
     for schedule in Schedule::ALL {
         for (_, options) in forced_options(schedule).into_iter().skip(1) {
@@ -202,7 +240,7 @@ pub fn full_cross_product(backend: &Backend) {
 /// Every named corner case × every schedule × the shapes that fit the budget. AGNN skips the
 /// bipartite graph here (see [`agnn_refuses_bipartite_graphs`]).
 pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
-    let mut tally = Tally::new(model.pick("gt_corner_cases", "agnn_corner_cases"));
+    let mut tally = Tally::new(model.pick(["gt_corner_cases", "agnn_corner_cases", "gat_corner_cases"]));
     for (name, g) in corner_graphs(&budget) {
         if model == Model::Agnn && !g.is_square() {
             continue;
@@ -247,6 +285,22 @@ pub fn results_are_bit_identical_run_after_run(backend: &Backend, budget: Budget
                 let case = GtCase::new(h, f, &options);
                 tally.record(check_gt_repeatable(backend, &g, &case, 9, budget.repeats));
                 tally.record(check_agnn_repeatable(backend, &g, h, f, &options, 9, budget.repeats));
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// Same inputs, same bits for GAT: every schedule (default and with tiny chunks), two shapes,
+/// both entry points and every gradient, `budget.repeats` runs each on a freshly prepared graph
+/// and plan.
+pub fn gat_results_are_bit_identical_run_after_run(backend: &Backend, budget: Budget) {
+    let mut tally = Tally::new("gat_results_are_bit_identical_run_after_run");
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        for (_, options) in forced_options(schedule).into_iter().take(2) {
+            for (h, f) in [(3, 33), (4, 64)] {
+                tally.record(check_gat_repeatable(backend, &g, &GatCase::new(h, f, &options), 9, budget.repeats));
             }
         }
     }
@@ -326,20 +380,24 @@ pub fn fused_backward_keeps_naive_accuracy_at_large_scores(backend: &Backend) {
     tally.finish();
 }
 
-/// GT or AGNN, for the bodies that run both.
+/// GT, AGNN or GAT, for the bodies that run each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// [`check_gt`].
     Gt,
     /// [`check_agnn`].
     Agnn,
+    /// [`check_gat`].
+    Gat,
 }
 
 impl Model {
-    fn pick(self, gt: &'static str, agnn: &'static str) -> &'static str {
+    /// The one of `[gt, agnn, gat]` that is this model's.
+    fn pick(self, [gt, agnn, gat]: [&'static str; 3]) -> &'static str {
         match self {
             Model::Gt => gt,
             Model::Agnn => agnn,
+            Model::Gat => gat,
         }
     }
 
@@ -355,6 +413,7 @@ impl Model {
         match self {
             Model::Gt => check_gt(backend, graph, heads, feat, options, seed),
             Model::Agnn => check_agnn(backend, graph, heads, feat, options, seed),
+            Model::Gat => check_gat(backend, graph, heads, feat, options, seed),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The property-test suite on the SIMT emulator (every kernel checked for races, out-of-bounds
-//! accesses and divergent barriers as it runs). Budget: about 3 minutes on 2 cores in the dev
+//! accesses and divergent barriers as it runs). Budget: about 4 minutes on 2 cores in the dev
 //! profile; the full H × F × schedule × options sweep is `--ignored`.
 
 use dfgnn::Backend;
