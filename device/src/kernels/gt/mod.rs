@@ -70,8 +70,3 @@ variants! {
         backward 2 (GT_BWD_ROWS_W4_S4 gt_bwd_rows_w4_s4, GT_BWD_COLS_W4_S4 gt_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GT_FWD_W4_S8 gt_fwd_w4_s8, GT_GROUP_W4_S8 gt_group_w4_s8);
 }
-
-/// The variant for a load width and slot count, if one was compiled.
-pub fn variant(width: u32, slots: u32) -> Option<&'static GtVariant> {
-    VARIANTS.iter().find(|v| v.width == width && v.slots == slots)
-}
