@@ -88,6 +88,12 @@ pub(crate) struct DevicePass {
 }
 
 impl DevicePass {
+    /// The model's variant this pass was planned on, from the model's `table` (the one it planned
+    /// with).
+    pub(crate) fn variant<V: plan::CompiledVariant>(&self, table: &'static [V]) -> Result<&'static V> {
+        self.plan.layout.variant_in(table)
+    }
+
     pub(crate) fn shape(&self, heads: u32, feat: u32) -> FeatureShape {
         FeatureShape { heads, feat, lanes: self.plan.layout.map }
     }

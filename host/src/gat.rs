@@ -16,14 +16,14 @@ use dfgnn_device::abi::{
 };
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
-    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
+    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM,
 };
 use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{DevicePass, Fused, Side, partial_view};
+use crate::fused::{Fused, Side, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -129,7 +129,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             return Err(Error::Unsupported { what: format!("LeakyReLU slope {}", config.slope) });
         }
         let limits = graph.backend().limits();
-        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
+        let plan = plan::plan(gat::VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
         Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope })
     }
 
@@ -160,14 +160,6 @@ impl<'g, 'b> Gat<'g, 'b> {
             return Err(Error::ShapeMismatch { op, what, expected, got: len });
         }
         Ok(())
-    }
-
-    /// The GAT variant of the pass's compiled shape (GAT's table has GT's shapes).
-    fn variant(pass: &DevicePass) -> Result<&'static GatVariant> {
-        let v = pass.plan.layout.variant;
-        gat::variant(v.width, v.slots).ok_or_else(|| Error::Unsupported {
-            what: format!("no GAT kernel variant of {}-float loads and {} slots", v.width, v.slots),
-        })
     }
 
     /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes.
@@ -249,7 +241,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             let (out, lse) = baseline::forward_from_scores(g, &scores, h, heads, feat, edge_parallel)?;
             return Ok(result(out, lse, backend.alloc::<f32>(0)?));
         };
-        let variant = Self::variant(pass)?;
+        let variant = pass.variant(gat::VARIANTS)?;
         let nh = g.num_dst() * heads as usize;
         let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(nh)?;
@@ -429,10 +421,12 @@ impl<'g, 'b> Gat<'g, 'b> {
         let backend = self.backend();
         let nh = |n: usize| n * heads as usize;
         let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => match (Self::variant(rows)?.backward, Self::variant(cols)?.backward) {
-                (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
-                _ => None,
-            },
+            (Some(rows), Some(cols)) => {
+                match (rows.variant(gat::VARIANTS)?.backward, cols.variant(gat::VARIANTS)?.backward) {
+                    (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {

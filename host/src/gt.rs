@@ -10,6 +10,7 @@
 use dfgnn_device::abi::{
     ColumnGrads, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams, RowGrads,
 };
+use dfgnn_device::kernels::gt::VARIANTS;
 use dfgnn_device::simt::GSlice;
 
 use crate::backend::Buffer;
@@ -77,7 +78,7 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
         let limits = graph.backend().limits();
-        let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
+        let plan = plan::plan(VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
         let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
         if !scale.is_finite() {
             return Err(Error::Unsupported { what: format!("score scale {scale}") });
@@ -135,7 +136,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let mut lse = backend.alloc::<f32>(nh)?;
         let mut stats = backend.alloc::<f32>(nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
-        let variant = pass.plan.layout.variant;
+        let variant = pass.variant(VARIANTS)?;
         let scale_log2 = scale * std::f32::consts::LOG2_E;
         if let Some(groups) = &self.fused.groups {
             let params = GtGroupParams {
@@ -192,7 +193,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let fused = match (&self.fused.backward_rows, &self.fused.backward_cols) {
-            (Some(rows), Some(cols)) => match (rows.plan.layout.variant.backward, cols.plan.layout.variant.backward) {
+            (Some(rows), Some(cols)) => match (rows.variant(VARIANTS)?.backward, cols.variant(VARIANTS)?.backward) {
                 (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
                 _ => None,
             },

@@ -14,7 +14,7 @@
 use std::fmt;
 
 use dfgnn_device::abi::LaneMap;
-use dfgnn_device::kernels::gt::{GtVariant, VARIANTS};
+use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::simt::WARP_SIZE;
 
 use crate::backend::DeviceLimits;
@@ -126,11 +126,39 @@ pub struct PlanOptions {
     pub group_staging: Option<bool>,
 }
 
+/// What the planner reads of a model's compiled variant (a row of its `VARIANTS` table, see
+/// `dfgnn_device::kernels::attention::variants`): the planner takes the model's table and picks
+/// rows of it, so each model plans against the kernels it has.
+pub trait CompiledVariant: 'static {
+    /// Features per load: 1 or 4.
+    fn width(&self) -> u32;
+    /// Register slots (vectors) per lane.
+    fn slots(&self) -> u32;
+    /// Whether the backward passes were compiled for it.
+    fn has_backward(&self) -> bool;
+}
+
+impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
+    fn width(&self) -> u32 {
+        self.width
+    }
+    fn slots(&self) -> u32 {
+        self.slots
+    }
+    fn has_backward(&self) -> bool {
+        self.backward.is_some()
+    }
+}
+
 /// Level 2: how one warp's lanes cover the heads and features of an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaneLayout {
-    /// The compiled kernel variant (load width, slots per lane, steps, entry points).
-    pub variant: &'static GtVariant,
+    /// The chosen row of the variant table the plan was made from ([`LaneLayout::variant_in`]).
+    pub variant: usize,
+    /// Its load width.
+    pub width: u32,
+    /// Its slots per lane.
+    pub slots: u32,
     /// The lane mapping the kernels read.
     pub map: LaneMap,
     /// Passes over a row to cover all heads.
@@ -146,12 +174,27 @@ pub enum Passes {
     Backward,
 }
 
-/// The slot counts compiled for loads of `width` floats and `passes`, in increasing order.
-pub fn compiled_slots(width: u32, passes: Passes) -> Vec<u32> {
-    let mut slots: Vec<u32> = VARIANTS
+impl LaneLayout {
+    /// The variant this layout chose from `table`, which must be the table the plan was made
+    /// from (an error when its row does not have the planned width and slots).
+    pub fn variant_in<V: CompiledVariant>(&self, table: &'static [V]) -> Result<&'static V> {
+        table.get(self.variant).filter(|v| (v.width(), v.slots()) == (self.width, self.slots)).ok_or_else(|| {
+            Error::Unsupported {
+                what: format!(
+                    "variant {} of {}-float loads and {} slots is not in this model's table (planned for another model)",
+                    self.variant, self.width, self.slots
+                ),
+            }
+        })
+    }
+}
+
+/// The slot counts `table` compiles for loads of `width` floats and `passes`, in increasing order.
+pub fn compiled_slots<V: CompiledVariant>(table: &[V], width: u32, passes: Passes) -> Vec<u32> {
+    let mut slots: Vec<u32> = table
         .iter()
-        .filter(|v| v.width == width && (passes == Passes::Forward || v.backward.is_some()))
-        .map(|v| v.slots)
+        .filter(|v| v.width() == width && (passes == Passes::Forward || v.has_backward()))
+        .map(|v| v.slots())
         .collect();
     slots.sort_unstable();
     slots
@@ -163,16 +206,23 @@ fn slots_per_head(vectors_per_head: u32) -> u32 {
 }
 
 /// Plans level 2 for `heads` × `feat` with at most `max_slots` slots per lane, loads of `width`
-/// floats, and kernels for `passes`, or explains why it cannot. The slot counts come from the
-/// compiled variants ([`VARIANTS`]): a cap between two of them means the one below.
-pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32, passes: Passes) -> Result<LaneLayout> {
+/// floats, and kernels for `passes` in the model's variant `table`, or explains why it cannot. The
+/// slot counts come from the table: a cap between two of them means the one below.
+pub fn lane_layout<V: CompiledVariant>(
+    table: &[V],
+    heads: u32,
+    feat: u32,
+    width: u32,
+    max_slots: u32,
+    passes: Passes,
+) -> Result<LaneLayout> {
     if heads == 0 || feat == 0 {
         return Err(Error::Unsupported { what: format!("{heads} heads of {feat} features (both must be at least 1)") });
     }
     if !feat.is_multiple_of(width) {
         return Err(Error::Unsupported { what: format!("loads of {width} features with F = {feat}") });
     }
-    let compiled = compiled_slots(width, passes);
+    let compiled = compiled_slots(table, width, passes);
     let vectors = feat / width;
     let head_lanes = vectors.next_power_of_two().min(WARP_SIZE);
     let sph = slots_per_head(vectors);
@@ -194,18 +244,20 @@ pub fn lane_layout(heads: u32, feat: u32, width: u32, max_slots: u32, passes: Pa
         (needed.min(cap), WARP_SIZE)
     };
     // The compiled variant with the fewest slots that hold what is wanted (at most the cap).
-    let variant = VARIANTS
+    let (index, slots) = table
         .iter()
-        .filter(|v| v.width == width && compiled.contains(&v.slots) && v.slots >= wanted.min(cap) && v.slots <= cap)
-        .min_by_key(|v| v.slots)
+        .enumerate()
+        .map(|(i, v)| (i, v.slots()))
+        .filter(|&(i, s)| table[i].width() == width && compiled.contains(&s) && s >= wanted.min(cap) && s <= cap)
+        .min_by_key(|&(_, s)| s)
         .ok_or_else(|| Error::Unsupported {
             what: format!("no kernel variant of {width}-float loads and {wanted} slots"),
         })?;
-    let heads_per_pass = (variant.slots / sph) * (edge_lanes / head_lanes);
+    let heads_per_pass = (slots / sph) * (edge_lanes / head_lanes);
     let map = LaneMap::new(head_lanes, sph, edge_lanes, heads_per_pass).ok_or_else(|| Error::Unsupported {
         what: format!("lane map of {head_lanes} head lanes, {sph} slots per head, {edge_lanes} edge lanes"),
     })?;
-    Ok(LaneLayout { variant, map, passes: heads.div_ceil(heads_per_pass) })
+    Ok(LaneLayout { variant: index, width, slots, map, passes: heads.div_ceil(heads_per_pass) })
 }
 
 /// Which rows (or columns) a pass covers whole, and which it splits.
@@ -497,9 +549,11 @@ fn form_groups(
     Some(plan)
 }
 
-/// Plans the attention kernels for `graph` and `heads` × `feat` features under `options`, for a
-/// device with `device`'s multiprocessors and shared memory.
-pub fn plan(
+/// Plans the attention kernels of a model with the variant table `variants` (its `VARIANTS`) for
+/// `graph` and `heads` × `feat` features under `options`, for a device with `device`'s
+/// multiprocessors and shared memory.
+pub fn plan<V: CompiledVariant>(
+    variants: &[V],
     graph: &GraphShape<'_>,
     heads: u32,
     feat: u32,
@@ -558,7 +612,7 @@ pub fn plan(
         // Wide heads need their slots whatever the default cap (lane_layout refuses what no
         // compiled variant of the pass holds).
         let cap = options.max_slots.unwrap_or(DEFAULT_MAX_SLOTS);
-        lane_layout(heads, feat, width, cap.max(slots_per_head(feat / width)), passes)
+        lane_layout(variants, heads, feat, width, cap.max(slots_per_head(feat / width)), passes)
     };
     let forward_layout = layout_for(Passes::Forward);
 
@@ -647,7 +701,7 @@ pub fn plan(
                 "level 2: {}-float loads, {} lanes per head, {} slots per lane, {} edge groups per warp, {} pass(es) over the heads",
                 width,
                 layout.map.head_lanes(),
-                layout.variant.slots,
+                layout.slots,
                 layout.map.teams(),
                 layout.passes
             ));
@@ -688,7 +742,7 @@ impl Plan {
     pub fn summary(&self) -> String {
         match &self.forward {
             Ok(p) if self.schedule.is_fused() => {
-                let mut parts = vec![format!("w{} s{}", p.layout.variant.width, p.layout.variant.slots)];
+                let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
                 if let Some(g) = &self.groups {
                     parts.push(format!(
                         "{} groups{}",
@@ -719,7 +773,7 @@ impl fmt::Display for Plan {
             writeln!(
                 f,
                 "  {name}: {} whole rows, split: {split}; w{} s{}, {} threads per block",
-                p.rows.whole_count, p.layout.variant.width, p.layout.variant.slots, p.block_threads
+                p.rows.whole_count, p.layout.width, p.layout.slots, p.block_threads
             )
         };
         match &self.forward {

@@ -22,7 +22,10 @@
 //!   backward's 64); forced values below the warps per block are refused.
 
 use dfgnn::DeviceLimits;
-use dfgnn::plan::{GraphShape, LaneLayout, Plan, PlanOptions, Schedule, plan, split_threshold};
+use dfgnn::plan::{
+    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, lane_layout, plan, split_threshold,
+};
+use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
 
 /// The planner's view of a graph.
@@ -49,7 +52,7 @@ impl Shape {
             row_min_col: &self.min_col,
             row_max_col: &self.max_col,
         };
-        plan(&shape, heads, feat, &DeviceLimits::h200(), options)
+        plan(gt::VARIANTS, &shape, heads, feat, &DeviceLimits::h200(), options)
             .unwrap_or_else(|e| panic!("H={heads} F={feat} {options:?}: {e}"))
     }
 }
@@ -58,7 +61,7 @@ impl Shape {
 type Summary = (u32, u32, u32, u32, u32);
 
 fn summary(l: &LaneLayout) -> Summary {
-    (l.variant.width, l.variant.slots, l.map.head_lanes(), l.map.teams(), l.passes)
+    (l.width, l.slots, l.map.head_lanes(), l.map.teams(), l.passes)
 }
 
 /// A small ring: every row has 2 edges (the layout does not depend on the graph).
@@ -274,11 +277,21 @@ fn invalid_options_are_refused() {
         PlanOptions { schedule: Schedule::RowTiled, scalar_loads: true, ..PlanOptions::default() },
     ] {
         let feat = if options.scalar_loads { 2000 } else { 8 };
-        assert!(plan(&shape, 2, feat, &DeviceLimits::h200(), &options).is_err(), "{options:?} should be refused");
+        assert!(
+            plan(gt::VARIANTS, &shape, 2, feat, &DeviceLimits::h200(), &options).is_err(),
+            "{options:?} should be refused"
+        );
     }
     // Auto falls back to edge_parallel for the same shape.
-    let p = plan(&shape, 2, 2000, &DeviceLimits::h200(), &PlanOptions { scalar_loads: true, ..PlanOptions::default() })
-        .unwrap();
+    let p = plan(
+        gt::VARIANTS,
+        &shape,
+        2,
+        2000,
+        &DeviceLimits::h200(),
+        &PlanOptions { scalar_loads: true, ..PlanOptions::default() },
+    )
+    .unwrap();
     assert_eq!(p.schedule, Schedule::EdgeParallel, "{p}");
 }
 
@@ -301,7 +314,7 @@ fn rows_per_block_default_to_the_warps_per_block() {
         row_max_col: &ring.max_col,
     };
     let options = PlanOptions { units_per_block: Some(2), ..PlanOptions::default() };
-    assert!(plan(&shape, 1, 7, &DeviceLimits::h200(), &options).is_err());
+    assert!(plan(gt::VARIANTS, &shape, 1, 7, &DeviceLimits::h200(), &options).is_err());
 }
 
 #[test]
@@ -334,4 +347,65 @@ fn whole_rows_go_longest_first_when_degrees_vary_widely() {
     // Degrees 1, 3, 0, 3, 2: CV ≈ 0.65 ≤ 1, row order.
     let regular = Csr::from_rows(5, &[vec![0], vec![0, 1, 2], vec![], vec![4, 4, 0], vec![1, 2]]).unwrap();
     assert_eq!(whole(&regular, &PlanOptions::default()), (None, 5, None));
+}
+
+/// A variant table of the test's own: only the shapes it lists.
+struct TestVariant {
+    width: u32,
+    slots: u32,
+    backward: bool,
+}
+
+impl CompiledVariant for TestVariant {
+    fn width(&self) -> u32 {
+        self.width
+    }
+    fn slots(&self) -> u32 {
+        self.slots
+    }
+    fn has_backward(&self) -> bool {
+        self.backward
+    }
+}
+
+#[test]
+fn the_planner_picks_from_the_models_table() {
+    // A table of F4 loads with 1 and 4 slots (forward), and 1 slot only for the backward.
+    static TABLE: [TestVariant; 3] = [
+        TestVariant { width: 4, slots: 4, backward: false },
+        TestVariant { width: 1, slots: 1, backward: true },
+        TestVariant { width: 4, slots: 1, backward: true },
+    ];
+    // H = 8, F = 64: Fv = 16, G = 16, ceil(8 / 2) = 4 slots wanted. A cap of 2 slots means 1
+    // (no 2 in this table): row 2, 4 passes; a cap of 4 gives row 0, one pass.
+    let at = |cap, passes| lane_layout(&TABLE, 8, 64, 4, cap, passes).map(|l| (l.variant, l.slots, l.passes));
+    assert_eq!(at(2, Passes::Forward).unwrap(), (2, 1, 4));
+    assert_eq!(at(4, Passes::Forward).unwrap(), (0, 4, 1));
+    // The backward has only 1 slot of F4 loads.
+    assert_eq!(at(4, Passes::Backward).unwrap(), (2, 1, 4));
+    // F = 256 (Fv = 64, 2 slots per head) needs 2 slots: the forward takes 4, the backward has none.
+    assert_eq!(lane_layout(&TABLE, 1, 256, 4, 4, Passes::Forward).map(|l| l.variant).unwrap(), 0);
+    assert!(lane_layout(&TABLE, 1, 256, 4, 4, Passes::Backward).is_err());
+    // A layout resolves in the table it was planned from, and is refused by one without its row.
+    let layout = lane_layout(&TABLE, 8, 64, 4, 4, Passes::Forward).unwrap();
+    assert_eq!(layout.variant_in(&TABLE).unwrap().slots, 4);
+    static SHORT: [TestVariant; 1] = [TestVariant { width: 1, slots: 1, backward: true }];
+    assert!(layout.variant_in(&SHORT).is_err());
+}
+
+#[test]
+fn gat_plans_on_its_own_table() {
+    // GAT's table has GT's shapes today, so its plans equal GT's row for row.
+    let g = Shape::of(&ring());
+    let shape =
+        GraphShape { row_offsets: &g.rows, col_offsets: &g.cols, row_min_col: &g.min_col, row_max_col: &g.max_col };
+    for (h, f) in [(1, 1), (3, 33), (4, 64), (8, 256), (1, 1024)] {
+        let options = PlanOptions::default();
+        let gt_plan = plan(gt::VARIANTS, &shape, h, f, &DeviceLimits::h200(), &options).unwrap();
+        let gat_plan = plan(gat::VARIANTS, &shape, h, f, &DeviceLimits::h200(), &options).unwrap();
+        assert_eq!(gt_plan, gat_plan, "H={h} F={f}");
+        let layout = gat_plan.forward.as_ref().unwrap().layout;
+        let v = layout.variant_in(gat::VARIANTS).unwrap();
+        assert_eq!((v.width, v.slots), (layout.width, layout.slots));
+    }
 }

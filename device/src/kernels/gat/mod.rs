@@ -1,6 +1,6 @@
 //! The GAT kernels: GAT's score ([`LeakyScore`], `LeakyReLU(el_i + er_j)` from per-node scores)
 //! in the model-generic passes of [`crate::kernels::attention`], one entry point per variant of
-//! [`VARIANTS`] (the same shapes as GT's table, so that GT's plan holds for GAT), the node-score
+//! [`VARIANTS`] (the table the host planner picks GAT's variants from), the node-score
 //! kernels and their backward ([`node`]), and the baselines' edge kernels ([`edge`]).
 //!
 //! Per edge the passes read one feature row (`h_j`, the value) and one scalar per head (`er_j`);
@@ -70,9 +70,4 @@ variants! {
     F4, 4, 4: forward 2 (GAT_FWD_W4_S4 gat_fwd_w4_s4, GAT_GROUP_W4_S4 gat_group_w4_s4),
         backward 2 (GAT_BWD_ROWS_W4_S4 gat_bwd_rows_w4_s4, GAT_BWD_COLS_W4_S4 gat_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GAT_FWD_W4_S8 gat_fwd_w4_s8, GAT_GROUP_W4_S8 gat_group_w4_s8);
-}
-
-/// The variant for a load width and slot count, if one was compiled.
-pub fn variant(width: u32, slots: u32) -> Option<&'static GatVariant> {
-    VARIANTS.iter().find(|v| v.width == width && v.slots == slots)
 }
