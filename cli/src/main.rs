@@ -168,6 +168,10 @@ struct BenchArgs {
     /// Stage sources in shared memory for row_group (true/false; default: the planner decides).
     #[arg(long)]
     group_staging: Option<bool>,
+    /// Pack whole rows of fewer edges than this, one per team of a warp (0: none; default: the
+    /// planner decides, rows of at most one warp step when a warp has several teams).
+    #[arg(long)]
+    team_rows_below: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -362,6 +366,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             natural_row_order: args.natural_row_order,
             units_per_block: args.units_per_block,
             group_staging: args.group_staging,
+            team_rows_below: args.team_rows_below,
             ..Default::default()
         },
     };

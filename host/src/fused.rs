@@ -20,6 +20,8 @@ pub(crate) struct DeviceRows {
     unit_chunks: Option<Buffer<u32>>,
     num_units: usize,
     split_first: usize,
+    /// The first unit taken one per team (`num_units` when none is).
+    packed_first: usize,
     split: Option<DeviceSplit>,
 }
 
@@ -40,9 +42,12 @@ impl DeviceRows {
             _ => (&[], &[]),
         };
         let whole_count = if whole { rows.whole_count } else { 0 };
+        // The packed rows end the list (the planner put them last among the whole rows).
+        let packed = if whole { rows.packed } else { 0 };
         let Some(s) = &rows.split else {
             let unit_rows = rows.whole.as_ref().filter(|_| whole).map(|w| backend.upload(w)).transpose()?;
-            return Ok(Self { unit_rows, unit_chunks: None, num_units: whole_count, split_first: 0, split: None });
+            let (num_units, packed_first) = (whole_count, whole_count - packed.min(whole_count));
+            return Ok(Self { unit_rows, unit_chunks: None, num_units, split_first: 0, packed_first, split: None });
         };
         let list: Vec<u32> = lead.iter().chain(&s.unit_rows).chain(rest).copied().collect();
         Ok(Self {
@@ -50,6 +55,7 @@ impl DeviceRows {
             unit_chunks: Some(backend.upload(&s.unit_chunks)?),
             num_units: list.len(),
             split_first: lead.len(),
+            packed_first: list.len() - packed.min(rest.len()),
             split: Some(DeviceSplit {
                 rows: backend.upload(&s.rows)?,
                 first_unit: backend.upload(&s.first_unit)?,
@@ -68,6 +74,7 @@ impl DeviceRows {
             split_count: self.split.as_ref().map_or(0, |s| s.units as u32),
             chunk_edges: self.split.as_ref().map_or(0, |s| s.chunk_edges),
             units_per_block,
+            packed_first: self.packed_first as u32,
         }
     }
 }
@@ -104,7 +111,7 @@ pub(crate) fn partial_view(partials: &mut [Buffer<f32>], i: usize) -> GSliceMut<
     partials.get_mut(i).map_or(GSliceMut::empty(), Buffer::view_mut)
 }
 
-/// Launches `units_per_block` units per block (each taken by one warp).
+/// Launches `units` warp tasks, `units_per_block` per block (each taken by one warp).
 ///
 /// # Safety
 /// As [`Backend::launch`]; the kernel's warps take the block's units in turn and ignore units
@@ -247,7 +254,8 @@ impl<'g, 'b> Fused<'g, 'b> {
         PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
     }
 
-    /// Runs one fused pass: one launch over all its units, whole rows writing the outputs and
+    /// Runs one fused pass: one launch over its units (and one of `packed_kernel` over its packed
+    /// units, when it has some), whole rows writing the outputs and
     /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
     /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
     /// merge the partials into the outputs.
@@ -255,6 +263,7 @@ impl<'g, 'b> Fused<'g, 'b> {
         &self,
         pass: &DevicePass,
         kernel: &KernelRef<P>,
+        packed_kernel: Option<&KernelRef<P>>,
         partial_widths: &[usize],
         params: impl FnOnce(Units, &mut [Buffer<f32>]) -> P,
         combine: impl FnOnce(&DeviceSplit, &[Buffer<f32>]) -> Result<()>,
@@ -267,13 +276,37 @@ impl<'g, 'b> Fused<'g, 'b> {
             }
             None => Vec::new(),
         };
-        let params = params(rows.units(pass.plan.units_per_block), &mut partials);
+        let units = rows.units(pass.plan.units_per_block);
+        let teams = pass.plan.layout.map.teams();
+        let (tasks, packed_tasks) = (units.tasks(false, teams) as usize, units.tasks(true, teams) as usize);
+        let packed_kernel = match packed_kernel {
+            Some(k) => k,
+            None if packed_tasks == 0 => kernel,
+            None => {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "{} packed rows planned for a variant without packed kernels",
+                        rows.num_units - rows.packed_first
+                    ),
+                });
+            }
+        };
+        let params = params(units, &mut partials);
         // SAFETY: every slice of the parameters views a live buffer of this backend with the
         // length the kernel indexes by (shapes checked by the caller, the graph's offsets
         // validated when prepared, each partial buffer one block of its width per chunk unit);
-        // inputs are read-only and distinct from the outputs; one warp per unit.
+        // inputs are read-only and distinct from the outputs; one warp per task: a unit, or, for
+        // the packed entry, one unit per team of the lane map the kernel reads.
         unsafe {
-            launch_warps(backend, kernel, rows.num_units, pass.plan.block_threads, pass.plan.units_per_block, &params)?
+            launch_warps(backend, kernel, tasks, pass.plan.block_threads, pass.plan.units_per_block, &params)?;
+            launch_warps(
+                backend,
+                packed_kernel,
+                packed_tasks,
+                pass.plan.block_threads,
+                pass.plan.units_per_block,
+                &params,
+            )?;
         };
         match &rows.split {
             Some(split) => combine(split, &partials),

@@ -14,6 +14,7 @@ use dfgnn_device::abi::{
     ColumnGrads, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams, GatGroupParams,
     GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams, GroupParams, RowGrads,
 };
+use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
     GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM,
@@ -277,6 +278,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         f.run_pass(
             pass,
             &variant.forward,
+            variant.packed.as_ref().map(|p| &p.forward),
             &[heads as usize * feat as usize, heads as usize * 2],
             |units, partials| {
                 let dst = ForwardOut {
@@ -421,12 +423,13 @@ impl<'g, 'b> Gat<'g, 'b> {
         let backend = self.backend();
         let nh = |n: usize| n * heads as usize;
         let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => {
-                match (rows.variant(gat::VARIANTS)?.backward, cols.variant(gat::VARIANTS)?.backward) {
-                    (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
-                    _ => None,
-                }
-            }
+            (Some(rows), Some(cols)) => match (rows.variant(gat::VARIANTS)?, cols.variant(gat::VARIANTS)?) {
+                (
+                    Variant { backward: Some(r), packed: rows_packed, .. },
+                    Variant { backward: Some(c), packed: cols_packed, .. },
+                ) => Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols)))),
+                _ => None,
+            },
             _ => None,
         };
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
@@ -440,7 +443,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         let (d_el_v, delta_v) = (d_el.view_mut(), delta.view_mut());
         f.run_pass(
             rows_pass,
-            &rows_kernel,
+            &rows_kernel.0,
+            rows_kernel.1.as_ref(),
             &[heads as usize],
             |units, partials| GatBwdRowsParams {
                 edges: f.edges(rows_pass, Side::Rows, units),
@@ -466,7 +470,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         let (d_er_v, dh_v) = (d_er.view_mut(), dh.view_mut());
         f.run_pass(
             cols_pass,
-            &cols_kernel,
+            &cols_kernel.0,
+            cols_kernel.1.as_ref(),
             &[heads as usize, heads as usize * feat as usize],
             |units, partials| GatBwdColsParams {
                 edges: f.edges(cols_pass, Side::Columns, units),

@@ -10,6 +10,7 @@
 use dfgnn_device::abi::{
     ColumnGrads, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams, RowGrads,
 };
+use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gt::VARIANTS;
 use dfgnn_device::simt::GSlice;
 
@@ -165,6 +166,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.fused.run_pass(
             pass,
             &variant.forward,
+            variant.packed.as_ref().map(|p| &p.forward),
             &[heads as usize * feat as usize, heads as usize * 2],
             |units, partials| {
                 let dst = ForwardOut {
@@ -193,8 +195,11 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let fused = match (&self.fused.backward_rows, &self.fused.backward_cols) {
-            (Some(rows), Some(cols)) => match (rows.variant(VARIANTS)?.backward, cols.variant(VARIANTS)?.backward) {
-                (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
+            (Some(rows), Some(cols)) => match (rows.variant(VARIANTS)?, cols.variant(VARIANTS)?) {
+                (
+                    Variant { backward: Some(r), packed: rows_packed, .. },
+                    Variant { backward: Some(c), packed: cols_packed, .. },
+                ) => Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols)))),
                 _ => None,
             },
             _ => None,
@@ -215,7 +220,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         let (dq_v, delta_v) = (dq.view_mut(), delta.view_mut());
         self.fused.run_pass(
             rows_pass,
-            &rows_kernel,
+            &rows_kernel.0,
+            rows_kernel.1.as_ref(),
             &[width],
             |units, partials| GtBwdRowsParams {
                 edges: self.fused.edges(rows_pass, Side::Rows, units),
@@ -242,7 +248,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         let (dk_v, dv_v) = (dk.view_mut(), dv.view_mut());
         self.fused.run_pass(
             cols_pass,
-            &cols_kernel,
+            &cols_kernel.0,
+            cols_kernel.1.as_ref(),
             &[width, width],
             |units, partials| GtBwdColsParams {
                 edges: self.fused.edges(cols_pass, Side::Columns, units),

@@ -124,6 +124,12 @@ pub struct PlanOptions {
     /// Stage sources in shared memory for `row_group`: `Some(true)` forces it (an error when a
     /// group's sources do not fit), `Some(false)` forbids it, `None` lets the planner decide.
     pub group_staging: Option<bool>,
+    /// Whole rows with fewer edges than this are **packed**: a warp takes as many of them as its
+    /// lane map has teams, one row per team, instead of spreading one row's edges over its teams
+    /// (`Some(0)`: none; at most 2^32, the planner's cap). By default: the rows of at most one
+    /// warp step (`step · teams` edges) when the lane map has several teams, none otherwise.
+    /// Only variants with packed kernels (one slot) pack; packed rows take a launch of their own.
+    pub team_rows_below: Option<u64>,
 }
 
 /// What the planner reads of a model's compiled variant (a row of its `VARIANTS` table, see
@@ -136,6 +142,10 @@ pub trait CompiledVariant: 'static {
     fn slots(&self) -> u32;
     /// Whether the backward passes were compiled for it.
     fn has_backward(&self) -> bool;
+    /// Edges per step and team of `passes` (0 when they were not compiled).
+    fn step(&self, passes: Passes) -> u32;
+    /// Whether packed entries (a row per team) were compiled for it.
+    fn has_packed(&self) -> bool;
 }
 
 impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
@@ -147,6 +157,15 @@ impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
     }
     fn has_backward(&self) -> bool {
         self.backward.is_some()
+    }
+    fn step(&self, passes: Passes) -> u32 {
+        match passes {
+            Passes::Forward => self.forward_step,
+            Passes::Backward => self.backward.map_or(0, |b| b.step),
+        }
+    }
+    fn has_packed(&self) -> bool {
+        self.packed.is_some()
     }
 }
 
@@ -273,6 +292,9 @@ pub struct RowPlan {
     /// chunks: those longer than a chunk, when rows go longest first. A launch then starts its
     /// longest units first.
     pub lead: usize,
+    /// How many of the whole rows (from the end of the list: `whole`, or all rows `0..n`) are
+    /// packed, one per team ([`PlanOptions::team_rows_below`]); never any of the `lead`.
+    pub packed: usize,
 }
 
 /// Rows split into chunks of `chunk_edges` edges.
@@ -373,6 +395,10 @@ pub const DEFAULT_BACKWARD_BLOCK_THREADS: u32 = 64;
 /// 36 against 41 ms); wide heads still take the slots they need.
 pub const DEFAULT_MAX_SLOTS: u32 = 1;
 
+/// The most edges a packed row may have: a warp's loop over packed rows covers the longest one's
+/// edges, counted in 32 bits.
+pub const MAX_PACKED_ROW_EDGES: u64 = u32::MAX as u64;
+
 /// Degrees with a coefficient of variation above this are taken longest first.
 pub const SORT_CV: f64 = 1.0;
 
@@ -387,8 +413,15 @@ fn degree_cv(offsets: &[u64]) -> f64 {
     if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
 }
 
-/// Plans level 1 over rows with the given CSR (or CSC) offsets.
-fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by_degree: bool) -> Result<RowPlan> {
+/// Plans level 1 over rows with the given CSR (or CSC) offsets; whole rows of fewer than
+/// `pack_below` edges are packed, one per team, at the end of the list.
+fn plan_rows(
+    offsets: &[u64],
+    split_threshold: Option<u64>,
+    chunk_edges: u32,
+    by_degree: bool,
+    pack_below: u64,
+) -> Result<RowPlan> {
     let n = offsets.len().saturating_sub(1);
     if n > u32::MAX as usize {
         return Err(Error::Unsupported { what: format!("{n} rows (at most 2^32 - 1)") });
@@ -405,8 +438,18 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
         // Longest rows first: warps that start together finish together.
         whole.sort_by_key(|&r| std::cmp::Reverse(degree(r as usize)));
     }
+    // Packed rows go last, in the list's order (longest first already puts them there).
+    let packable = |r: &u32| degree(*r as usize) < pack_below;
+    let mut packed = whole.iter().filter(|r| packable(r)).count();
+    // Rows in row order stay an implicit list unless a longer row follows a packed one.
+    let moved = whole[..whole.len() - packed].iter().any(packable);
+    if moved {
+        let (short, long): (Vec<u32>, Vec<u32>) = whole.iter().partition(|r| packable(r));
+        whole = long.into_iter().chain(short).collect();
+    }
+    let reordered = by_degree || moved;
     if heavy.is_empty() {
-        return Ok(RowPlan { whole: by_degree.then_some(whole), whole_count: n, split: None, lead: 0 });
+        return Ok(RowPlan { whole: reordered.then_some(whole), whole_count: n, split: None, lead: 0, packed });
     }
     let mut first_unit = vec![0u32];
     let (mut unit_rows, mut unit_chunks) = (Vec::new(), Vec::new());
@@ -423,11 +466,13 @@ fn plan_rows(offsets: &[u64], split_threshold: Option<u64>, chunk_edges: u32, by
     }
     let lead =
         if by_degree { whole.iter().take_while(|&&r| degree(r as usize) > chunk_edges as u64).count() } else { 0 };
+    packed = packed.min(whole.len() - lead);
     Ok(RowPlan {
         whole_count: whole.len(),
         whole: Some(whole),
         split: Some(SplitPlan { rows: heavy, first_unit, unit_rows, unit_chunks, chunk_edges }),
         lead,
+        packed,
     })
 }
 
@@ -695,6 +740,37 @@ pub fn plan<V: CompiledVariant>(
         Schedule::RowGroup => Some(threshold.min(max_group_row_edges(budget, heads))),
         _ => None,
     };
+    // Level 1 of one pass over `offsets`, with its short whole rows packed one per team.
+    let pass_rows = |reasons: &mut Vec<String>,
+                     name: &str,
+                     offsets: &[u64],
+                     layout: &LaneLayout,
+                     split: Option<u64>,
+                     passes: Passes| {
+        let teams = layout.map.teams();
+        let variant = variants.get(layout.variant);
+        let step = variant.map_or(0, |v| v.step(passes)) as u64;
+        let packable = variant.is_some_and(|v| v.has_packed());
+        let pack_below = match options.team_rows_below {
+            _ if !packable => 0,
+            Some(n) => n.min(MAX_PACKED_ROW_EDGES + 1),
+            None if teams > 1 => step * teams as u64 + 1,
+            None => 0,
+        };
+        let rows = plan_rows(offsets, split, chunk_edges, !options.natural_row_order, pack_below)?;
+        if rows.packed > 0 || options.team_rows_below.is_some() {
+            let why = match options.team_rows_below {
+                _ if !packable => format!("none: no packed kernels of {} slots", layout.slots),
+                Some(_) => "forced".to_string(),
+                None => format!("at most one warp step, {step} edges x {teams} teams"),
+            };
+            reasons.push(format!(
+                "{name}: {} of {} whole rows have fewer than {pack_below} edges ({why}): packed {teams} per warp, one per team",
+                rows.packed, rows.whole_count
+            ));
+        }
+        Ok::<_, Error>(rows)
+    };
     let forward = match forward_layout {
         Ok(layout) => {
             reasons.push(format!(
@@ -707,7 +783,7 @@ pub fn plan<V: CompiledVariant>(
             ));
             Ok(PassPlan {
                 layout,
-                rows: plan_rows(row_offsets, split, chunk_edges, !options.natural_row_order)?,
+                rows: pass_rows(&mut reasons, "forward", row_offsets, &layout, split, Passes::Forward)?,
                 block_threads,
                 units_per_block: forward_units,
             })
@@ -719,14 +795,15 @@ pub fn plan<V: CompiledVariant>(
     let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {
         Ok(layout) => {
-            let rows = plan_rows(row_offsets, backward_split, chunk_edges, !options.natural_row_order)?;
+            let rows = pass_rows(&mut reasons, "backward rows", row_offsets, layout, backward_split, Passes::Backward)?;
             Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
         }
         Err(e) => Err(e.clone()),
     };
     let backward_cols = match &backward_layout {
         Ok(layout) => {
-            let rows = plan_rows(col_offsets, backward_split, chunk_edges, !options.natural_row_order)?;
+            let rows =
+                pass_rows(&mut reasons, "backward columns", col_offsets, layout, backward_split, Passes::Backward)?;
             Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
         }
         Err(e) => Err(e.clone()),
@@ -772,8 +849,8 @@ impl fmt::Display for Plan {
             });
             writeln!(
                 f,
-                "  {name}: {} whole rows, split: {split}; w{} s{}, {} threads per block",
-                p.rows.whole_count, p.layout.width, p.layout.slots, p.block_threads
+                "  {name}: {} whole rows ({} packed), split: {split}; w{} s{}, {} threads per block",
+                p.rows.whole_count, p.rows.packed, p.layout.width, p.layout.slots, p.block_threads
             )
         };
         match &self.forward {

@@ -114,6 +114,11 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
             with(|o| (o.group_rows, o.group_shared_bytes, o.group_staging) = (Some(3), Some(512), Some(false))),
         ),
         ("groups in 0 bytes", with(|o| o.group_shared_bytes = Some(0))),
+        (
+            "every whole row packed, split>8 chunks of 5",
+            with(|o| (o.team_rows_below, o.split_threshold, o.chunk_edges) = (Some(u64::MAX), Some(8), Some(5))),
+        ),
+        ("no row packed", with(|o| o.team_rows_below = Some(0))),
     ]
 }
 
@@ -174,7 +179,8 @@ pub fn shape() -> impl Strategy<Value = (u32, u32)> {
 
 /// Any plan options that must run on any graph: every schedule of [`Schedule::ALL`], split
 /// thresholds and chunks from tiny up, slots, load width, block sizes, rows per block, row
-/// order, row-group budgets (never a forced staging, which may legitimately not fit). Shrinks
+/// order, row-group budgets (never a forced staging, which may legitimately not fit), packed
+/// short rows (none, some, all). Shrinks
 /// toward the defaults.
 #[allow(clippy::needless_update, reason = "options added to PlanOptions later take their defaults")]
 pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
@@ -187,6 +193,7 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
         (proptest::option::of(select(vec![1u32, 2, 4, 8])), proptest::bool::weighted(0.25), threads, units),
         proptest::bool::weighted(0.3),
         (proptest::option::of(0..4096u32), proptest::option::of(1..8u32), proptest::option::of(Just(false))),
+        proptest::option::of(select(vec![0u64, 1, 3, 9, u64::MAX])),
     )
         .prop_map(
             |(
@@ -194,6 +201,7 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
                 (max_slots, scalar_loads, block_threads, units),
                 natural_row_order,
                 (group_shared_bytes, group_rows, group_staging),
+                team_rows_below,
             )| {
                 let warps = block_threads.unwrap_or(dfgnn::plan::DEFAULT_BLOCK_THREADS) / 32;
                 PlanOptions {
@@ -208,6 +216,7 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
                     group_shared_bytes,
                     group_rows,
                     group_staging,
+                    team_rows_below,
                     ..PlanOptions::default()
                 }
             },

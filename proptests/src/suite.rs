@@ -54,7 +54,8 @@ impl Tally {
 }
 
 /// Checks that the plan honoured the options: a forced schedule is the one planned (`Auto`
-/// resolves to a concrete one), and forced tiny split thresholds really split rows.
+/// resolves to a concrete one), forced tiny split thresholds really split rows, and forced
+/// packing packs what it says.
 fn honoured(report: &Report, options: &PlanOptions, graph: &Csr) -> Result<(), String> {
     let plan = &report.plan;
     let schedule_ok = match options.schedule {
@@ -71,6 +72,23 @@ fn honoured(report: &Report, options: &PlanOptions, graph: &Csr) -> Result<(), S
         && fwd.rows.split.is_none()
     {
         return Err(format!("{}\n{plan}a row of {heaviest} edges is not split at threshold {t}", report.context));
+    }
+    // Packing forced on every whole row takes all of them but the lead (the long rows before
+    // the chunks) where the variant has packed kernels (one slot, in GT's and GAT's tables);
+    // forced off, none.
+    if plan.schedule.is_fused()
+        && let (Some(below), Ok(fwd)) = (options.team_rows_below, &plan.forward)
+    {
+        let rows = &fwd.rows;
+        let want = match below {
+            0 => 0,
+            _ if fwd.layout.slots != 1 => 0,
+            u64::MAX => rows.whole_count - rows.lead,
+            _ => rows.packed,
+        };
+        if rows.packed != want {
+            return Err(format!("{}\n{plan}{} rows packed, expected {want}", report.context, rows.packed));
+        }
     }
     Ok(())
 }

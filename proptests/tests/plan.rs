@@ -366,6 +366,12 @@ impl CompiledVariant for TestVariant {
     fn has_backward(&self) -> bool {
         self.backward
     }
+    fn step(&self, passes: Passes) -> u32 {
+        if passes == Passes::Backward && !self.backward { 0 } else { 2 }
+    }
+    fn has_packed(&self) -> bool {
+        false
+    }
 }
 
 #[test]
@@ -408,4 +414,53 @@ fn gat_plans_on_its_own_table() {
         let v = layout.variant_in(gat::VARIANTS).unwrap();
         assert_eq!((v.width, v.slots), (layout.width, layout.slots));
     }
+}
+
+#[test]
+fn short_rows_are_packed_one_per_team() {
+    let rows = |g: &Csr, heads, feat, options: &PlanOptions| {
+        let p = Shape::of(g).plan(heads, feat, options);
+        let (f, b) = (p.forward.as_ref().unwrap(), p.backward_rows.as_ref().unwrap());
+        ((f.rows.whole.clone(), f.rows.packed), (b.rows.whole.clone(), b.rows.packed))
+    };
+    // Degrees 1, 9, 0, 0, 2, 0 (CV 1.6: longest first, 1, 4, 0, 2, 3, 5). H = 1, F = 7: 4 teams
+    // of 8 lanes; the forward's step is 4 edges per team, so rows of at most 4·4 = 16 edges are
+    // packed (all 6); the backward's step is 2, so rows of at most 8 (all but row 1: the last 5).
+    let varied =
+        Csr::from_rows(6, &[vec![0], vec![0, 1, 2, 3, 4, 5, 0, 1, 2], vec![], vec![], vec![1, 2], vec![]]).unwrap();
+    let sorted = Some(vec![1, 4, 0, 2, 3, 5]);
+    let default = PlanOptions::default();
+    assert_eq!(rows(&varied, 1, 7, &default), ((sorted.clone(), 6), (sorted.clone(), 5)));
+    // Forced: fewer than 3 edges (5 rows), or none.
+    let below3 = PlanOptions { team_rows_below: Some(3), ..PlanOptions::default() };
+    assert_eq!(rows(&varied, 1, 7, &below3), ((sorted.clone(), 5), (sorted.clone(), 5)));
+    let off = PlanOptions { team_rows_below: Some(0), ..PlanOptions::default() };
+    assert_eq!(rows(&varied, 1, 7, &off), ((sorted.clone(), 0), (sorted.clone(), 0)));
+    // In row order the packed rows move to the end, the others keep their order: fewer than 2
+    // edges are rows 0, 2, 3, 5, after rows 1 and 4.
+    let natural2 = PlanOptions { team_rows_below: Some(2), natural_row_order: true, ..PlanOptions::default() };
+    let moved = Some(vec![1, 4, 0, 2, 3, 5]);
+    assert_eq!(rows(&varied, 1, 7, &natural2), ((moved.clone(), 4), (moved, 4)));
+    // ... and when they already end the list, it stays implicit: degrees 3, 1, 0 (CV ≈ 0.94,
+    // row order), fewer than 2 edges: rows 1 and 2.
+    let tail = Csr::from_rows(3, &[vec![0, 1, 2], vec![0], vec![]]).unwrap();
+    assert_eq!(rows(&tail, 1, 7, &natural2), ((None, 2), (None, 2)));
+    // H = 4, F = 64: one team (32 lanes per edge), so nothing is packed by default.
+    assert_eq!(rows(&varied, 4, 64, &default), ((sorted.clone(), 0), (sorted.clone(), 0)));
+    // H = 3, F = 33: 2 slots per lane, a variant without packed kernels: nothing is packed, even
+    // when forced.
+    let all = PlanOptions { team_rows_below: Some(u64::MAX), ..PlanOptions::default() };
+    assert_eq!(rows(&varied, 3, 33, &all), ((sorted.clone(), 0), (sorted, 0)));
+    // Split rows are never packed, nor the long rows taken before the chunks: threshold 2 splits
+    // row 1; chunks of 1 edge put row 4 (2 edges) in the lead; the other 4 are packed.
+    let split = PlanOptions {
+        schedule: Schedule::RowSplit,
+        split_threshold: Some(2),
+        chunk_edges: Some(1),
+        team_rows_below: Some(u64::MAX),
+        ..PlanOptions::default()
+    };
+    let p = Shape::of(&varied).plan(1, 7, &split);
+    let f = &p.forward.as_ref().unwrap().rows;
+    assert_eq!((f.whole.clone(), f.lead, f.packed), (Some(vec![4, 0, 2, 3, 5]), 1, 4));
 }

@@ -19,6 +19,12 @@ use crate::simt::{GSlice, GSliceMut};
 /// and writes partial result `i` for a combine kernel to merge. Every other unit is a whole row
 /// and writes the outputs. Chunks sit between the long whole rows and the short ones, so that a
 /// launch starts its longest units first.
+///
+/// Units from `packed_first` on (short whole rows, after every chunk) are **packed**: a launch of
+/// a packed entry takes them `T` at a time, one per team of the lane map (`T = LaneMap::teams`),
+/// so that a warp works on `T` rows at once instead of spreading one row's few edges over its
+/// teams; a launch of an ordinary entry takes the units before `packed_first`, one per warp.
+/// A warp's **task** is one unit or `T` packed units ([`Units::tasks`]); blocks own tasks.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Units {
@@ -34,9 +40,21 @@ pub struct Units {
     pub split_count: u32,
     /// Edges per chunk.
     pub chunk_edges: u32,
-    /// Units per block (at least the warps per block): block `b` takes units
+    /// Tasks per block (at least the warps per block): block `b` takes tasks
     /// `[b·units_per_block, (b+1)·units_per_block)`, its warps in turn.
     pub units_per_block: u32,
+    /// The first packed unit (`num_units` when none is).
+    pub packed_first: u32,
+}
+
+impl Units {
+    /// The tasks of a launch: of an ordinary entry, the units before `packed_first`; of a
+    /// `packed` one, one per `teams` units from it on.
+    #[inline(always)]
+    pub fn tasks(&self, packed: bool, teams: u32) -> u32 {
+        let packed_first = self.packed_first.min(self.num_units);
+        if packed { (self.num_units - packed_first).div_ceil(teams.max(1)) } else { packed_first }
+    }
 }
 
 /// The feature shape and lane mapping of a launch.

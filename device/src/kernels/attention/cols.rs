@@ -4,7 +4,8 @@
 //! in CSC order: no atomics, bit-reproducible.
 //!
 //! # Grid mapping
-//! One warp per unit of columns (a whole column, or a chunk of a split one); the lanes cover all
+//! One warp per unit of columns (a whole column, or a chunk of a split one; a column per team
+//! for packed short columns); the lanes cover all
 //! heads of a source node as in the forward; per step each team gathers `STEP` in-edges' row operands
 //! and output gradients, and their rows' `(m, 1/l)` and `D`.
 //!
@@ -20,7 +21,7 @@ use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
-use crate::kernels::common::segment;
+use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{F2, GSlice, math};
@@ -28,7 +29,7 @@ use crate::simt::{F2, GSlice, math};
 /// The column pass over `edges` (a CSC pass: units are source nodes, neighbours are rows) of the
 /// model `score` with the forward's inputs.
 #[inline(always)]
-pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -36,67 +37,84 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     v: GSlice<f32>,
     grads: &ColumnGrads,
 ) {
-    let mut units = segment::warp_units(&edges.units);
+    let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v, d_out) = (M::Row::array(q), M::Key::array(k), v.cast::<V>(), grads.d_out.cast::<V>());
-        let stats = grads.stats.cast::<F2>();
-        lanes.each_head_pass(|head0| {
-            let slots = lanes.slots::<SLOTS>(head0);
-            // Prologue: this source node's key and value.
-            let kj = load_slots(&lanes, &k, work.node, &slots);
-            let vj = lanes.load(&v, work.node, &slots);
-            let mut dk = [M::Key::zero(); SLOTS];
-            let mut dv = [V::zero(); SLOTS];
+        backward_cols_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, grads, &work);
+    }
+}
 
-            // Main loop over steps of STEP in-edges per team.
-            let mut base = work.start;
-            while base < work.end {
-                // Each in-edge's row scalars, loaded with its vectors so their latency overlaps.
-                let mut ml = [[F2([0.0; 2]); SLOTS]; STEP];
-                let mut deltas = [[0.0f32; SLOTS]; STEP];
-                let Step { valid, first: queries, second: grads_out, .. } = gather::<V, M::Row, SLOTS, STEP>(
-                    &lanes,
-                    &edges.neighbours,
-                    &q,
-                    &d_out,
-                    &slots,
-                    base,
-                    work.end,
-                    |c, row, s| {
-                        ml[c][s] = stats.load(lanes.scalar(row, slots[s]));
-                        deltas[c][s] = grads.delta.load(lanes.scalar(row, slots[s]));
-                    },
-                );
-                unroll!(STEP, |c| {
-                    // Scores with the forward's arithmetic.
-                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads_out[c][s].dot(vj[s]));
-                    head_sum(&lanes.map, &mut dov);
-                    let s2 = score.score(&lanes.map, &score.query(&queries[c]), &kj);
-                    if valid[c] {
-                        unroll!(SLOTS, |s| {
-                            if slots[s].active {
-                                let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
-                                let ds = alpha * (dov[s] - deltas[c][s]);
-                                dk[s] = score.d_key(dk[s], queries[c][s], kj[s], ds);
-                                dv[s] = grads_out[c][s].mul_add(alpha, dv[s]);
-                            }
-                        });
-                    }
-                });
-                base += lanes.step_edges(STEP);
-            }
+/// One task of [`backward_cols`]: `PACKED` when each team took a row of its own.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn backward_cols_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    grads: &ColumnGrads,
+    work: &Work,
+) {
+    let lanes = Lanes::<V>::for_work::<PACKED>(&edges.shape, work);
+    let (q, k, v, d_out) = (M::Row::array(q), M::Key::array(k), v.cast::<V>(), grads.d_out.cast::<V>());
+    let stats = grads.stats.cast::<F2>();
+    lanes.each_head_pass(|head0| {
+        let slots = lanes.slots::<SLOTS>(head0);
+        // Prologue: this source node's key and value.
+        let kj = load_slots(&lanes, &k, work.node, &slots);
+        let vj = lanes.load(&v, work.node, &slots);
+        let mut dk = [M::Key::zero(); SLOTS];
+        let mut dv = [V::zero(); SLOTS];
+
+        // Main loop over steps of STEP in-edges per team.
+        let mut base = work.start;
+        while base < if PACKED { work.stop } else { work.end } {
+            // Each in-edge's row scalars, loaded with its vectors so their latency overlaps.
+            let mut ml = [[F2([0.0; 2]); SLOTS]; STEP];
+            let mut deltas = [[0.0f32; SLOTS]; STEP];
+            let Step { valid, first: queries, second: grads_out, .. } = gather::<V, M::Row, SLOTS, STEP>(
+                &lanes,
+                &edges.neighbours,
+                &q,
+                &d_out,
+                &slots,
+                base,
+                work.end,
+                |c, row, s| {
+                    ml[c][s] = stats.load(lanes.scalar(row, slots[s]));
+                    deltas[c][s] = grads.delta.load(lanes.scalar(row, slots[s]));
+                },
+            );
+            unroll!(STEP, |c| {
+                // Scores with the forward's arithmetic.
+                let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads_out[c][s].dot(vj[s]));
+                head_sum(&lanes.map, &mut dov);
+                let s2 = score.score(&lanes.map, &score.query(&queries[c]), &kj);
+                if valid[c] {
+                    unroll!(SLOTS, |s| {
+                        if slots[s].active {
+                            let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
+                            let ds = alpha * (dov[s] - deltas[c][s]);
+                            dk[s] = score.d_key(dk[s], queries[c][s], kj[s], ds);
+                            dv[s] = grads_out[c][s].mul_add(alpha, dv[s]);
+                        }
+                    });
+                }
+            });
+            base += lanes.step_edges(STEP);
+        }
+        if !work.packed {
             M::Key::team_sum(&lanes.map, &mut dk);
             team_sum(&lanes.map, &mut dv);
+        }
 
-            // Epilogue.
-            if work.split {
-                M::Key::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
-                lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
-            } else {
-                M::Key::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
-                lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);
-            }
-        });
-    }
+        // Epilogue.
+        if work.split {
+            M::Key::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
+            lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
+        } else {
+            M::Key::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
+            lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);
+        }
+    });
 }

@@ -5,9 +5,10 @@
 //! One warp per unit (`block.x` a multiple of 32): a whole row, or a chunk of a split row (see
 //! [`crate::abi::Units`]). The warp's lanes cover all heads' features of an edge as the
 //! [`LaneMap`](crate::abi::LaneMap) says, `SLOTS` vectors per lane; when an edge needs fewer than
-//! 32 lanes, the warp's teams take different edges. Per step each team gathers `STEP` edges' keys
-//! and values (all in flight together), scores them, updates the online softmax once per step,
-//! and accumulates.
+//! 32 lanes, the warp's teams take different edges (merged at the end), or, for the short whole
+//! rows of a packed task, a row each (never merged). Per step each team gathers `STEP` edges'
+//! keys and values (all in flight together), scores them, updates the online softmax once per
+//! step, and accumulates.
 //!
 //! # Shared memory
 //! None.
@@ -24,7 +25,7 @@ use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
-use crate::kernels::common::segment;
+use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
@@ -33,7 +34,7 @@ use crate::simt::{GSlice, math};
 /// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
 /// operands `k` and values `v`, results to `dst`.
 #[inline(always)]
-pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -41,78 +42,95 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
     v: GSlice<f32>,
     dst: &ForwardOut,
 ) {
-    let mut units = segment::warp_units(&edges.units);
+    let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
-        lanes.each_head_pass(|head0| {
-            let slots = lanes.slots::<SLOTS>(head0);
-            // Prologue: this row's query operand.
-            let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
-            let mut m = [f32::NEG_INFINITY; SLOTS];
-            let mut l = [0.0f32; SLOTS];
-            let mut acc = [V::zero(); SLOTS];
-
-            // Main loop over steps of STEP edges per team (uniform trip count across the warp).
-            let mut base = work.start;
-            while base < work.end {
-                let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
-                    &lanes,
-                    &edges.neighbours,
-                    &k,
-                    &v,
-                    &slots,
-                    base,
-                    work.end,
-                    |_, _, _| {},
-                );
-                let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
-                unroll!(STEP, |c| {
-                    let s = score.score(&lanes.map, &query, &keys[c]);
-                    if valid[c] {
-                        scores[c] = s;
-                    }
-                });
-                unroll!(SLOTS, |s| {
-                    let mut step_max = m[s];
-                    for row in &scores {
-                        step_max = step_max.max(row[s]);
-                    }
-                    let r = rescale_factor(m[s], step_max);
-                    l[s] *= r;
-                    acc[s] = acc[s].scale(r);
-                    m[s] = step_max;
-                });
-                unroll!(STEP, |c| {
-                    unroll!(SLOTS, |s| {
-                        let w = weight(scores[c][s], m[s]);
-                        l[s] += w;
-                        acc[s] = values[c][s].mul_add(w, acc[s]);
-                    });
-                });
-                base += lanes.step_edges(STEP);
-            }
-            team_merge(&lanes.map, &mut m, &mut l, &mut acc);
-
-            // Epilogue: normalised output and lse, or the partial state of a chunk.
-            if work.split {
-                lanes.store(&dst.partial_acc, work.partial, &slots, &acc, 1.0);
-                lanes.each_head_leader(&slots, |s, slot| {
-                    let at = lanes.scalar(work.partial, slot);
-                    dst.partial_ml.store(2 * at, m[s]);
-                    dst.partial_ml.store(2 * at + 1, l[s]);
-                });
-            } else {
-                let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
-                let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
-                lanes.store(&dst.out, work.node, &slots, &out, 1.0);
-                lanes.each_head_leader(&slots, |s, slot| {
-                    let at = lanes.scalar(work.node, slot);
-                    dst.lse.store(at, log_sum_exp(m[s], l[s]));
-                    dst.stats.store(2 * at, m[s]);
-                    dst.stats.store(2 * at + 1, inv[s]);
-                });
-            }
-        });
+        forward_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, dst, &work);
     }
+}
+
+/// One task of [`forward`]: `PACKED` when each team took a row of its own.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn forward_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    dst: &ForwardOut,
+    work: &Work,
+) {
+    let lanes = Lanes::<V>::for_work::<PACKED>(&edges.shape, work);
+    let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
+    lanes.each_head_pass(|head0| {
+        let slots = lanes.slots::<SLOTS>(head0);
+        // Prologue: this row's query operand.
+        let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
+        let mut m = [f32::NEG_INFINITY; SLOTS];
+        let mut l = [0.0f32; SLOTS];
+        let mut acc = [V::zero(); SLOTS];
+
+        // Main loop over steps of STEP edges per team (uniform trip count across the warp).
+        let mut base = work.start;
+        while base < if PACKED { work.stop } else { work.end } {
+            let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
+                &lanes,
+                &edges.neighbours,
+                &k,
+                &v,
+                &slots,
+                base,
+                work.end,
+                |_, _, _| {},
+            );
+            let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
+            unroll!(STEP, |c| {
+                let s = score.score(&lanes.map, &query, &keys[c]);
+                if valid[c] {
+                    scores[c] = s;
+                }
+            });
+            unroll!(SLOTS, |s| {
+                let mut step_max = m[s];
+                for row in &scores {
+                    step_max = step_max.max(row[s]);
+                }
+                let r = rescale_factor(m[s], step_max);
+                l[s] *= r;
+                acc[s] = acc[s].scale(r);
+                m[s] = step_max;
+            });
+            unroll!(STEP, |c| {
+                unroll!(SLOTS, |s| {
+                    let w = weight(scores[c][s], m[s]);
+                    l[s] += w;
+                    acc[s] = values[c][s].mul_add(w, acc[s]);
+                });
+            });
+            base += lanes.step_edges(STEP);
+        }
+        if !work.packed {
+            team_merge(&lanes.map, &mut m, &mut l, &mut acc);
+        }
+
+        // Epilogue: normalised output and lse, or the partial state of a chunk.
+        if work.split {
+            lanes.store(&dst.partial_acc, work.partial, &slots, &acc, 1.0);
+            lanes.each_head_leader(&slots, |s, slot| {
+                let at = lanes.scalar(work.partial, slot);
+                dst.partial_ml.store(2 * at, m[s]);
+                dst.partial_ml.store(2 * at + 1, l[s]);
+            });
+        } else {
+            let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
+            let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
+            lanes.store(&dst.out, work.node, &slots, &out, 1.0);
+            lanes.each_head_leader(&slots, |s, slot| {
+                let at = lanes.scalar(work.node, slot);
+                dst.lse.store(at, log_sum_exp(m[s], l[s]));
+                dst.stats.store(2 * at, m[s]);
+                dst.stats.store(2 * at + 1, inv[s]);
+            });
+        }
+    });
 }

@@ -3,8 +3,9 @@
 //! `(m, 1/l)`. No float atomics: each row's sum is one warp's, in edge order.
 //!
 //! # Grid mapping
-//! As the forward ([`super::forward`]): one warp per unit (a row or a chunk of a split row), all
-//! heads of an edge together, `STEP` edges' keys and values in flight per team.
+//! As the forward ([`super::forward`]): one warp per unit (a row or a chunk of a split row), or
+//! a row per team for packed short rows, all heads of an edge together, `STEP` edges' keys and
+//! values in flight per team.
 //!
 //! # Shared memory
 //! None.
@@ -20,14 +21,14 @@ use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
-use crate::kernels::common::segment;
+use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{F2, GSlice, math};
 
 /// The row pass over `edges` (a CSR pass) of the model `score` with the forward's inputs.
 #[inline(always)]
-pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -35,64 +36,81 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     v: GSlice<f32>,
     grads: &RowGrads,
 ) {
-    let mut units = segment::warp_units(&edges.units);
+    let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        let lanes = Lanes::<V>::new(&edges.shape);
-        let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
-        let (out, d_out) = (grads.out.cast::<V>(), grads.d_out.cast::<V>());
-        let stats = grads.stats.cast::<F2>();
-        lanes.each_head_pass(|head0| {
-            let slots = lanes.slots::<SLOTS>(head0);
-            // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
-            let qi = load_slots(&lanes, &q, work.node, &slots);
-            let doi = lanes.load(&d_out, work.node, &slots);
-            let oi = lanes.load(&out, work.node, &slots);
-            let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
-            head_sum(&lanes.map, &mut delta);
-            let ml: [F2; SLOTS] = core::array::from_fn(|s| {
-                if slots[s].active { stats.load(lanes.scalar(work.node, slots[s])) } else { F2([0.0; 2]) }
-            });
-            let query = score.query(&qi);
-            if work.chunk == 0 {
-                lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
-            }
-            let mut d_row = [M::Row::zero(); SLOTS];
-
-            // Main loop over steps of STEP edges per team.
-            let mut base = work.start;
-            while base < work.end {
-                let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
-                    &lanes,
-                    &edges.neighbours,
-                    &k,
-                    &v,
-                    &slots,
-                    base,
-                    work.end,
-                    |_, _, _| {},
-                );
-                unroll!(STEP, |c| {
-                    let s2 = score.score(&lanes.map, &query, &keys[c]);
-                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
-                    head_sum(&lanes.map, &mut dov);
-                    if valid[c] {
-                        unroll!(SLOTS, |s| {
-                            let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                            let ds = alpha * (dov[s] - delta[s]);
-                            d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
-                        });
-                    }
-                });
-                base += lanes.step_edges(STEP);
-            }
-            M::Row::team_sum(&lanes.map, &mut d_row);
-
-            // Epilogue.
-            if work.split {
-                M::Row::store(&d_row, &lanes, &grads.partial, work.partial, &slots, 1.0);
-            } else {
-                M::Row::store(&d_row, &lanes, &grads.d_row, work.node, &slots, score.grad_scale());
-            }
-        });
+        backward_rows_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, grads, &work);
     }
+}
+
+/// One task of [`backward_rows`]: `PACKED` when each team took a row of its own.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    grads: &RowGrads,
+    work: &Work,
+) {
+    let lanes = Lanes::<V>::for_work::<PACKED>(&edges.shape, work);
+    let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
+    let (out, d_out) = (grads.out.cast::<V>(), grads.d_out.cast::<V>());
+    let stats = grads.stats.cast::<F2>();
+    lanes.each_head_pass(|head0| {
+        let slots = lanes.slots::<SLOTS>(head0);
+        // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
+        let qi = load_slots(&lanes, &q, work.node, &slots);
+        let doi = lanes.load(&d_out, work.node, &slots);
+        let oi = lanes.load(&out, work.node, &slots);
+        let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
+        head_sum(&lanes.map, &mut delta);
+        let ml: [F2; SLOTS] = core::array::from_fn(|s| {
+            if slots[s].active { stats.load(lanes.scalar(work.node, slots[s])) } else { F2([0.0; 2]) }
+        });
+        let query = score.query(&qi);
+        if work.chunk == 0 {
+            lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
+        }
+        let mut d_row = [M::Row::zero(); SLOTS];
+
+        // Main loop over steps of STEP edges per team.
+        let mut base = work.start;
+        while base < if PACKED { work.stop } else { work.end } {
+            let Step { valid, first: keys, second: values, .. } = gather::<V, M::Key, SLOTS, STEP>(
+                &lanes,
+                &edges.neighbours,
+                &k,
+                &v,
+                &slots,
+                base,
+                work.end,
+                |_, _, _| {},
+            );
+            unroll!(STEP, |c| {
+                let s2 = score.score(&lanes.map, &query, &keys[c]);
+                let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
+                head_sum(&lanes.map, &mut dov);
+                if valid[c] {
+                    unroll!(SLOTS, |s| {
+                        let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
+                        let ds = alpha * (dov[s] - delta[s]);
+                        d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
+                    });
+                }
+            });
+            base += lanes.step_edges(STEP);
+        }
+        if !work.packed {
+            M::Row::team_sum(&lanes.map, &mut d_row);
+        }
+
+        // Epilogue.
+        if work.split {
+            M::Row::store(&d_row, &lanes, &grads.partial, work.partial, &slots, 1.0);
+        } else {
+            M::Row::store(&d_row, &lanes, &grads.d_row, work.node, &slots, score.grad_scale());
+        }
+    });
 }

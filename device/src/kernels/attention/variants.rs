@@ -32,6 +32,31 @@ impl<R, C> PartialEq for Backward<R, C> {
 }
 impl<R, C> Eq for Backward<R, C> {}
 
+/// The packed entries of a variant: the same passes over packed units, a row per team (see
+/// [`crate::abi::Units`]).
+#[derive(Debug)]
+pub struct Packed<F: 'static, R: 'static, C: 'static> {
+    /// The forward.
+    pub forward: KernelRef<F>,
+    /// The backward's row pass.
+    pub rows: KernelRef<R>,
+    /// The backward's column pass.
+    pub cols: KernelRef<C>,
+}
+
+impl<F, R, C> Clone for Packed<F, R, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F, R, C> Copy for Packed<F, R, C> {}
+impl<F, R, C> PartialEq for Packed<F, R, C> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.forward, self.rows, self.cols) == (other.forward, other.rows, other.cols)
+    }
+}
+impl<F, R, C> Eq for Packed<F, R, C> {}
+
 /// One compiled configuration of a model's fused kernels, with parameter structs `F` (forward),
 /// `G` (`row_group`), `R` (backward rows) and `C` (backward columns).
 #[derive(Debug)]
@@ -48,6 +73,9 @@ pub struct Variant<F: 'static, G: 'static, R: 'static, C: 'static> {
     pub group: KernelRef<G>,
     /// The backward passes, where they exist.
     pub backward: Option<Backward<R, C>>,
+    /// The packed entries, where they exist (one-slot variants: only their lane maps can have
+    /// several teams).
+    pub packed: Option<Packed<F, R, C>>,
 }
 
 impl<F, G, R, C> Clone for Variant<F, G, R, C> {
@@ -58,17 +86,18 @@ impl<F, G, R, C> Clone for Variant<F, G, R, C> {
 impl<F, G, R, C> Copy for Variant<F, G, R, C> {}
 impl<F, G, R, C> PartialEq for Variant<F, G, R, C> {
     fn eq(&self, other: &Self) -> bool {
-        (self.width, self.slots, self.forward_step, self.forward, self.group, self.backward)
-            == (other.width, other.slots, other.forward_step, other.forward, other.group, other.backward)
+        (self.width, self.slots, self.forward_step, self.forward, self.group, self.backward, self.packed)
+            == (other.width, other.slots, other.forward_step, other.forward, other.group, other.backward, other.packed)
     }
 }
 impl<F, G, R, C> Eq for Variant<F, G, R, C> {}
 
 /// Declares a model's variants once: each line generates its entry points and its row of
 /// `VARIANTS`, a `&[Variant<..>]` of the four parameter types. The header names the model (for
-/// the entries' docs), the parameter types and the generic entry bodies; a line reads
-/// `vector type, width, slots: forward step (forward entry, group entry) [, backward step
-/// (row-pass entry, column-pass entry)]`.
+/// the entries' docs), the parameter types and the generic entry bodies (the forward and
+/// backward ones with a last `const PACKED: bool`); a line reads `vector type, width, slots:
+/// forward step (forward entry, group entry) [, backward step (row-pass entry, column-pass
+/// entry) [, packed (forward, row-pass, column-pass entries)]]`.
 macro_rules! variants {
     (
         model $model:literal;
@@ -77,14 +106,16 @@ macro_rules! variants {
         $(
             $v:ty, $width:literal, $slots:literal:
             forward $fstep:literal ($fconst:ident $fwd:ident, $gconst:ident $grp:ident)
-            $(, backward $bstep:literal ($rconst:ident $rows:ident, $cconst:ident $cols:ident))?;
+            $(, backward $bstep:literal ($rconst:ident $rows:ident, $cconst:ident $cols:ident)
+                $(, packed ($pfconst:ident $pfwd:ident, $prconst:ident $prows:ident, $pcconst:ident $pcols:ident))?
+            )?;
         )*
     ) => {
         $(
             $crate::kernel! {
                 #[doc = concat!($model, " forward, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
                 pub kernel $fconst = fn $fwd(p: &$fp) {
-                    $fb::<$v, $slots, $fstep>(p)
+                    $fb::<$v, $slots, $fstep, false>(p)
                 }
             }
             $crate::kernel! {
@@ -97,15 +128,35 @@ macro_rules! variants {
                 $crate::kernel! {
                     #[doc = concat!($model, " backward row pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
                     pub kernel $rconst = fn $rows(p: &$rp) {
-                        $rb::<$v, $slots, $bstep>(p)
+                        $rb::<$v, $slots, $bstep, false>(p)
                     }
                 }
                 $crate::kernel! {
                     #[doc = concat!($model, " backward column pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
                     pub kernel $cconst = fn $cols(p: &$cp) {
-                        $cb::<$v, $slots, $bstep>(p)
+                        $cb::<$v, $slots, $bstep, false>(p)
                     }
                 }
+                $(
+                    $crate::kernel! {
+                        #[doc = concat!($model, " packed forward, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                        pub kernel $pfconst = fn $pfwd(p: &$fp) {
+                            $fb::<$v, $slots, $fstep, true>(p)
+                        }
+                    }
+                    $crate::kernel! {
+                        #[doc = concat!($model, " packed backward row pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                        pub kernel $prconst = fn $prows(p: &$rp) {
+                            $rb::<$v, $slots, $bstep, true>(p)
+                        }
+                    }
+                    $crate::kernel! {
+                        #[doc = concat!($model, " packed backward column pass, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                        pub kernel $pcconst = fn $pcols(p: &$cp) {
+                            $cb::<$v, $slots, $bstep, true>(p)
+                        }
+                    }
+                )?
             )?
         )*
 
@@ -118,12 +169,17 @@ macro_rules! variants {
                 forward: $fconst,
                 group: $gconst,
                 backward: $crate::kernels::attention::variants::variants!(@backward $($bstep, $rconst, $cconst)?),
+                packed: $crate::kernels::attention::variants::variants!(@packed $($($pfconst, $prconst, $pcconst)?)?),
             },
         )*];
     };
     (@backward) => { None };
     (@backward $bstep:literal, $rconst:ident, $cconst:ident) => {
         Some($crate::kernels::attention::variants::Backward { step: $bstep, rows: $rconst, cols: $cconst })
+    };
+    (@packed) => { None };
+    (@packed $pfconst:ident, $prconst:ident, $pcconst:ident) => {
+        Some($crate::kernels::attention::variants::Packed { forward: $pfconst, rows: $prconst, cols: $pcconst })
     };
 }
 

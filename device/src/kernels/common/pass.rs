@@ -4,6 +4,7 @@
 use core::marker::PhantomData;
 
 use crate::abi::{FeatureShape, LaneMap, Slot};
+use crate::kernels::common::segment::Work;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{self, GSlice, GSliceMut};
@@ -23,6 +24,13 @@ pub struct Lanes<V> {
     pub team: u32,
     /// Teams per warp (edges per step and team count).
     pub teams: u32,
+    /// Edge `c` of a step is `base + c·edge_stride + edge_offset`: the warp's teams interleave
+    /// over one row (`teams`, `team`), or each strides over its own row when packed (1, 0).
+    pub edge_stride: u32,
+    /// See [`Lanes::edge_stride`].
+    pub edge_offset: u32,
+    /// Whether this lane's team writes the results ([`Work::writes`]; team 0 by default).
+    pub writes: bool,
     _vector: PhantomData<V>,
 }
 
@@ -39,8 +47,19 @@ impl<V: Vector> Lanes<V> {
             vectors: shape.feat / V::WIDTH as u32,
             team: map.team(lane),
             teams: map.teams(),
+            edge_stride: map.teams(),
+            edge_offset: map.team(lane),
+            writes: map.team(lane) == 0,
             _vector: PhantomData,
         }
+    }
+
+    /// The view of `shape` for the calling lane working on `work` (`PACKED`: [`Work::packed`]):
+    /// when packed, each team strides over its own row's edges and writes its own row.
+    #[inline(always)]
+    pub fn for_work<const PACKED: bool>(shape: &FeatureShape, work: &Work) -> Self {
+        let lanes = Self::new(shape);
+        if PACKED { Self { edge_stride: 1, edge_offset: 0, writes: work.writes, ..lanes } } else { lanes }
     }
 
     /// Where `node`'s vector for `slot` sits in an `[N, H, Fv]` array: `(node·H + head)·Fv + vector`.
@@ -67,7 +86,8 @@ impl<V: Vector> Lanes<V> {
         core::array::from_fn(|s| if slots[s].active { x.load(self.at(node, slots[s])) } else { V::zero() })
     }
 
-    /// Team 0 writes `node`'s vectors for the active `slots` into `x`, each times `factor`.
+    /// The writing team ([`Lanes::writes`]) writes `node`'s vectors for the active `slots` into
+    /// `x`, each times `factor`.
     #[inline(always)]
     pub fn store<const SLOTS: usize>(
         &self,
@@ -77,7 +97,7 @@ impl<V: Vector> Lanes<V> {
         values: &[V; SLOTS],
         factor: f32,
     ) {
-        if self.team == 0 {
+        if self.writes {
             let x = x.cast::<V>();
             unroll!(SLOTS, |s| {
                 if slots[s].active {
@@ -87,11 +107,11 @@ impl<V: Vector> Lanes<V> {
         }
     }
 
-    /// Runs `body(s, slot)` for each active slot that holds its head's vector 0, in team 0: the
-    /// one lane and slot that writes a head's per-node scalars.
+    /// Runs `body(s, slot)` for each active slot that holds its head's vector 0, in the writing
+    /// team: the one lane and slot that writes a head's per-node scalars.
     #[inline(always)]
     pub fn each_head_leader<const SLOTS: usize>(&self, slots: &[Slot; SLOTS], mut body: impl FnMut(usize, Slot)) {
-        if self.team == 0 {
+        if self.writes {
             unroll!(SLOTS, |s| {
                 if slots[s].active && slots[s].vector == 0 {
                     body(s, slots[s]);
@@ -100,16 +120,18 @@ impl<V: Vector> Lanes<V> {
         }
     }
 
-    /// Edge `c` of this team's share of the step that starts at edge `base`.
+    /// Edge `c` of this team's share of the step that starts at edge `base` (its own row's
+    /// `base + c` when packed).
     #[inline(always)]
     pub fn edge(&self, base: u64, c: usize) -> u64 {
-        base + (c as u32 * self.teams + self.team) as u64
+        base + (c as u32 * self.edge_stride + self.edge_offset) as u64
     }
 
-    /// Edges the whole warp covers in one step of `step` edges per team.
+    /// Edges of a row one step of `step` edges per team covers: the whole warp's, or one
+    /// team's when packed.
     #[inline(always)]
     pub fn step_edges(&self, step: usize) -> u64 {
-        (step as u32 * self.teams) as u64
+        (step as u32 * self.edge_stride) as u64
     }
 
     /// Runs `body(head0)` for each pass over the heads (warp-uniform).

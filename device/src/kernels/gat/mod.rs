@@ -29,9 +29,9 @@ pub type GatBackward = Backward<GatBwdRowsParams, GatBwdColsParams>;
 pub type GatVariant = Variant<GatFwdParams, GatGroupParams, GatBwdRowsParams, GatBwdColsParams>;
 
 #[inline(always)]
-fn fwd<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatFwdParams) {
+fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatFwdParams) {
     let score = LeakyScore { slope: p.slope };
-    forward::forward::<V, SLOTS, STEP, _>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
+    forward::forward::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
 }
 
 #[inline(always)]
@@ -41,15 +41,15 @@ fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatGroupParams) {
 }
 
 #[inline(always)]
-fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatBwdRowsParams) {
+fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdRowsParams) {
     let score = LeakyScore { slope: p.slope };
-    rows::backward_rows::<V, SLOTS, STEP, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    rows::backward_rows::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
 }
 
 #[inline(always)]
-fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatBwdColsParams) {
+fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdColsParams) {
     let score = LeakyScore { slope: p.slope };
-    cols::backward_cols::<V, SLOTS, STEP, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    cols::backward_cols::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
 }
 
 variants! {
@@ -57,14 +57,18 @@ variants! {
     params (GatFwdParams, GatGroupParams, GatBwdRowsParams, GatBwdColsParams);
     bodies (fwd, grp, bwd_rows, bwd_cols);
     f32, 1, 1: forward 4 (GAT_FWD_W1_S1 gat_fwd_w1_s1, GAT_GROUP_W1_S1 gat_group_w1_s1),
-        backward 2 (GAT_BWD_ROWS_W1_S1 gat_bwd_rows_w1_s1, GAT_BWD_COLS_W1_S1 gat_bwd_cols_w1_s1);
+        backward 2 (GAT_BWD_ROWS_W1_S1 gat_bwd_rows_w1_s1, GAT_BWD_COLS_W1_S1 gat_bwd_cols_w1_s1),
+        packed (GAT_FWD_PACKED_W1_S1 gat_fwd_packed_w1_s1, GAT_BWD_ROWS_PACKED_W1_S1 gat_bwd_rows_packed_w1_s1,
+            GAT_BWD_COLS_PACKED_W1_S1 gat_bwd_cols_packed_w1_s1);
     f32, 1, 2: forward 4 (GAT_FWD_W1_S2 gat_fwd_w1_s2, GAT_GROUP_W1_S2 gat_group_w1_s2),
         backward 2 (GAT_BWD_ROWS_W1_S2 gat_bwd_rows_w1_s2, GAT_BWD_COLS_W1_S2 gat_bwd_cols_w1_s2);
     f32, 1, 4: forward 2 (GAT_FWD_W1_S4 gat_fwd_w1_s4, GAT_GROUP_W1_S4 gat_group_w1_s4),
         backward 2 (GAT_BWD_ROWS_W1_S4 gat_bwd_rows_w1_s4, GAT_BWD_COLS_W1_S4 gat_bwd_cols_w1_s4);
     f32, 1, 8: forward 1 (GAT_FWD_W1_S8 gat_fwd_w1_s8, GAT_GROUP_W1_S8 gat_group_w1_s8);
     F4, 4, 1: forward 4 (GAT_FWD_W4_S1 gat_fwd_w4_s1, GAT_GROUP_W4_S1 gat_group_w4_s1),
-        backward 2 (GAT_BWD_ROWS_W4_S1 gat_bwd_rows_w4_s1, GAT_BWD_COLS_W4_S1 gat_bwd_cols_w4_s1);
+        backward 2 (GAT_BWD_ROWS_W4_S1 gat_bwd_rows_w4_s1, GAT_BWD_COLS_W4_S1 gat_bwd_cols_w4_s1),
+        packed (GAT_FWD_PACKED_W4_S1 gat_fwd_packed_w4_s1, GAT_BWD_ROWS_PACKED_W4_S1 gat_bwd_rows_packed_w4_s1,
+            GAT_BWD_COLS_PACKED_W4_S1 gat_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GAT_FWD_W4_S2 gat_fwd_w4_s2, GAT_GROUP_W4_S2 gat_group_w4_s2),
         backward 2 (GAT_BWD_ROWS_W4_S2 gat_bwd_rows_w4_s2, GAT_BWD_COLS_W4_S2 gat_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GAT_FWD_W4_S4 gat_fwd_w4_s4, GAT_GROUP_W4_S4 gat_group_w4_s4),

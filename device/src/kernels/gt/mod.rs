@@ -28,9 +28,9 @@ pub type GtBackward = Backward<GtBwdRowsParams, GtBwdColsParams>;
 pub type GtVariant = Variant<GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdColsParams>;
 
 #[inline(always)]
-fn fwd<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtFwdParams) {
+fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtFwdParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-    forward::forward::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
+    forward::forward::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
 }
 
 #[inline(always)]
@@ -40,15 +40,15 @@ fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtGroupParams) {
 }
 
 #[inline(always)]
-fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtBwdRowsParams) {
+fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdRowsParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    rows::backward_rows::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    rows::backward_rows::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 #[inline(always)]
-fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtBwdColsParams) {
+fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdColsParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    cols::backward_cols::<V, SLOTS, STEP, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    cols::backward_cols::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 variants! {
@@ -56,14 +56,18 @@ variants! {
     params (GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdColsParams);
     bodies (fwd, grp, bwd_rows, bwd_cols);
     f32, 1, 1: forward 4 (GT_FWD_W1_S1 gt_fwd_w1_s1, GT_GROUP_W1_S1 gt_group_w1_s1),
-        backward 2 (GT_BWD_ROWS_W1_S1 gt_bwd_rows_w1_s1, GT_BWD_COLS_W1_S1 gt_bwd_cols_w1_s1);
+        backward 2 (GT_BWD_ROWS_W1_S1 gt_bwd_rows_w1_s1, GT_BWD_COLS_W1_S1 gt_bwd_cols_w1_s1),
+        packed (GT_FWD_PACKED_W1_S1 gt_fwd_packed_w1_s1, GT_BWD_ROWS_PACKED_W1_S1 gt_bwd_rows_packed_w1_s1,
+            GT_BWD_COLS_PACKED_W1_S1 gt_bwd_cols_packed_w1_s1);
     f32, 1, 2: forward 4 (GT_FWD_W1_S2 gt_fwd_w1_s2, GT_GROUP_W1_S2 gt_group_w1_s2),
         backward 2 (GT_BWD_ROWS_W1_S2 gt_bwd_rows_w1_s2, GT_BWD_COLS_W1_S2 gt_bwd_cols_w1_s2);
     f32, 1, 4: forward 2 (GT_FWD_W1_S4 gt_fwd_w1_s4, GT_GROUP_W1_S4 gt_group_w1_s4),
         backward 2 (GT_BWD_ROWS_W1_S4 gt_bwd_rows_w1_s4, GT_BWD_COLS_W1_S4 gt_bwd_cols_w1_s4);
     f32, 1, 8: forward 1 (GT_FWD_W1_S8 gt_fwd_w1_s8, GT_GROUP_W1_S8 gt_group_w1_s8);
     F4, 4, 1: forward 4 (GT_FWD_W4_S1 gt_fwd_w4_s1, GT_GROUP_W4_S1 gt_group_w4_s1),
-        backward 2 (GT_BWD_ROWS_W4_S1 gt_bwd_rows_w4_s1, GT_BWD_COLS_W4_S1 gt_bwd_cols_w4_s1);
+        backward 2 (GT_BWD_ROWS_W4_S1 gt_bwd_rows_w4_s1, GT_BWD_COLS_W4_S1 gt_bwd_cols_w4_s1),
+        packed (GT_FWD_PACKED_W4_S1 gt_fwd_packed_w4_s1, GT_BWD_ROWS_PACKED_W4_S1 gt_bwd_rows_packed_w4_s1,
+            GT_BWD_COLS_PACKED_W4_S1 gt_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GT_FWD_W4_S2 gt_fwd_w4_s2, GT_GROUP_W4_S2 gt_group_w4_s2),
         backward 2 (GT_BWD_ROWS_W4_S2 gt_bwd_rows_w4_s2, GT_BWD_COLS_W4_S2 gt_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GT_FWD_W4_S4 gt_fwd_w4_s4, GT_GROUP_W4_S4 gt_group_w4_s4),
