@@ -830,6 +830,9 @@ impl Plan {
                 if let Some(s) = &p.rows.split {
                     parts.push(format!("{} split rows in {} chunks", s.rows.len(), s.units()));
                 }
+                if p.rows.packed > 0 {
+                    parts.push(format!("{} rows packed {} per warp", p.rows.packed, p.layout.map.teams()));
+                }
                 format!("{} ({})", self.schedule, parts.join(", "))
             }
             _ => self.schedule.to_string(),
