@@ -11,7 +11,8 @@
 # graphs need DFGNN_GRAPH_TOOL_DIR (scripts/fetch-graph-tool-data.sh). Packing applies only to
 # lane maps with several teams (H x ceil(F / load width) rounded up to powers of two at most 16
 # lanes: GT 2x8, 1x16, GAT 8x8); the usual shapes (4x64, 4x32, 1x128) have one team and show
-# whether the ordinary kernels changed. Timings are medians of the bench's repeats; identical
+# whether the ordinary kernels changed. The last column is the new build's launches per call
+# (forward / forward+backward) and plan. Timings are medians of the bench's repeats; identical
 # plans of 0.02-0.2 ms can vary by up to 30 % between calls, so compare the columns of one run.
 set -uo pipefail
 base=${1:?usage: sched-compare.sh BASE_BINARY NEW_BINARY [CORA_NPZ] [CITESEER_NPZ]}
@@ -29,7 +30,7 @@ auto_row() {
 }
 
 printf '%-22s %-4s %-6s | %17s | %17s | %17s | %17s | %s\n' graph model shape "base auto" "new auto" \
-  "new packing off" "new packing all" "new auto plan"
+  "new packing off" "new packing all" "new: launches fwd/fwd+bwd, plan"
 row() {
   local graph=$1 model=$2 heads=$3 feat=$4 forced=$5
   local args=(bench "$model" --graph "$graph" --heads "$heads" --feat "$feat")

@@ -138,6 +138,8 @@ pub struct BenchRow {
     pub forward_backward: Option<Timing>,
     /// The most bytes of dfgnn buffers alive at once during forward+backward (or forward).
     pub peak_bytes: usize,
+    /// Kernel launches of one forward call and of one forward+backward call (0 when not run).
+    pub launches: (u64, u64),
     /// Or why the schedule could not run.
     pub error: Option<String>,
 }
@@ -354,6 +356,7 @@ pub fn bench(
                     forward: Timing { median_ms: f64::NAN, min_ms: f64::NAN, max_ms: f64::NAN },
                     forward_backward: None,
                     peak_bytes: 0,
+                    launches: (0, 0),
                     error: Some(e.to_string()),
                 });
                 progress.inc(1);
@@ -361,8 +364,11 @@ pub fn bench(
             }
         };
         let mut fwd_samples = Vec::new();
+        let mut launches = (0, 0);
         for i in 0..options.warmup + options.repeats {
+            let before = backend.counts();
             let (_, ms) = backend.time(|| timed.forward(&inputs[i % sets]))?;
+            launches.0 = (backend.counts() - before).launches;
             if i >= options.warmup {
                 fwd_samples.push(ms);
             }
@@ -372,7 +378,9 @@ pub fn bench(
         let forward_backward = if options.backward {
             let mut samples = Vec::new();
             for i in 0..options.warmup + options.repeats {
+                let before = backend.counts();
                 let (_, ms) = backend.time(|| timed.forward_backward(&inputs[i % sets]))?;
+                launches.1 = (backend.counts() - before).launches;
                 if i >= options.warmup {
                     samples.push(ms);
                 }
@@ -388,6 +396,7 @@ pub fn bench(
             forward: Timing::of(fwd_samples),
             forward_backward,
             peak_bytes: backend.peak_memory().saturating_sub(extra_sets),
+            launches,
             error: None,
         });
     }
@@ -420,8 +429,17 @@ impl std::fmt::Display for BenchReport {
         writeln!(f, "device copy bandwidth (same run): {:.2} TB/s (read + write)", self.copy_bytes_per_s / 1e12)?;
         writeln!(
             f,
-            "{:<12} {:>10} {:>10} {:>9} {:>9} {:>8} {:>12} {:>9} {:>9}  plan",
-            "schedule", "fwd ms", "fwd+bwd", "fwd TB/s", "gw TB/s", "gw/copy", "bwd gw TB/s", "peak GB", "peak/base"
+            "{:<12} {:>10} {:>10} {:>9} {:>9} {:>8} {:>12} {:>9} {:>9} {:>8}  plan",
+            "schedule",
+            "fwd ms",
+            "fwd+bwd",
+            "fwd TB/s",
+            "gw TB/s",
+            "gw/copy",
+            "bwd gw TB/s",
+            "peak GB",
+            "peak/base",
+            "launches"
         )?;
         for r in &self.rows {
             if let Some(e) = &r.error {
@@ -432,7 +450,7 @@ impl std::fmt::Display for BenchReport {
             let bwd_ms = fb - r.forward.median_ms;
             writeln!(
                 f,
-                "{:<12} {:>10.3} {:>10.3} {:>9.2} {:>9.2} {:>8.2} {:>12.2} {:>9.2} {:>9.2}  {}",
+                "{:<12} {:>10.3} {:>10.3} {:>9.2} {:>9.2} {:>8.2} {:>12.2} {:>9.2} {:>9.2} {:>8}  {}",
                 r.requested.name(),
                 r.forward.median_ms,
                 fb,
@@ -442,6 +460,7 @@ impl std::fmt::Display for BenchReport {
                 tb(bwd.gather_worst, bwd_ms),
                 r.peak_bytes as f64 / 1e9,
                 r.peak_bytes as f64 / self.base_bytes as f64,
+                format!("{}/{}", r.launches.0, r.launches.1),
                 r.plan
             )?;
         }

@@ -22,8 +22,9 @@ pub(super) struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
-    /// Loaded functions and the dynamic shared memory each is opted in to.
-    functions: Mutex<HashMap<&'static str, (CudaFunction, u32)>>,
+    /// Loaded functions, the dynamic shared memory each is opted in to, and its thread limit
+    /// (read once: it is asked before every launch).
+    functions: Mutex<HashMap<&'static str, Loaded>>,
     limits: DeviceLimits,
 }
 
@@ -31,6 +32,15 @@ pub(super) struct CudaBackend {
 pub(super) fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     let (ptr, _sync) = slice.device_ptr(slice.stream());
     ptr
+}
+
+/// A loaded kernel: the function, the dynamic shared memory it is opted in to, and its thread
+/// limit.
+#[derive(Clone)]
+struct Loaded {
+    function: CudaFunction,
+    shared_bytes: u32,
+    max_threads: u32,
 }
 
 impl CudaBackend {
@@ -153,34 +163,38 @@ impl CudaBackend {
         self.ctx.mem_get_info().during(|| "reading the free memory".to_string())
     }
 
-    /// The function `name`, opted in to at least `shared_bytes` of dynamic shared memory.
-    fn function(&self, name: &'static str, shared_bytes: u32) -> Result<CudaFunction> {
+    /// The function `name` (loaded on first use), opted in to at least `shared_bytes` of dynamic
+    /// shared memory.
+    fn function(&self, name: &'static str, shared_bytes: u32) -> Result<Loaded> {
         let mut functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let entry = match functions.entry(name) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                let f =
+                let function =
                     self.module.load_function(name).during(|| format!("finding kernel `{name}` in the PTX module"))?;
-                v.insert((f, DeviceLimits::DEFAULT_SHARED_PER_BLOCK))
+                let max_threads = function
+                    .max_threads_per_block()
+                    .map(|t| t as u32)
+                    .during(|| format!("reading `{name}`'s thread limit"))?;
+                v.insert(Loaded { function, shared_bytes: DeviceLimits::DEFAULT_SHARED_PER_BLOCK, max_threads })
             }
         };
-        if shared_bytes > entry.1 {
+        if shared_bytes > entry.shared_bytes {
             entry
-                .0
+                .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     shared_bytes as i32,
                 )
                 .during(|| format!("opting `{name}` in to {shared_bytes} bytes of shared memory"))?;
-            entry.1 = shared_bytes;
+            entry.shared_bytes = shared_bytes;
         }
-        Ok(entry.0.clone())
+        Ok(entry.clone())
     }
 
     /// The most threads per block `name` can launch with (its registers bound it).
     pub fn max_threads_per_block(&self, name: &'static str) -> Result<u32> {
-        let f = self.function(name, 0)?;
-        f.max_threads_per_block().map(|t| t as u32).during(|| format!("reading `{name}`'s thread limit"))
+        Ok(self.function(name, 0)?.max_threads)
     }
 
     /// # Safety
@@ -199,7 +213,7 @@ impl CudaBackend {
                 ),
             });
         }
-        let function = self.function(kernel.name, config.shared_bytes)?;
+        let function = self.function(kernel.name, config.shared_bytes)?.function;
         let mut args = [params as *const P as *mut std::ffi::c_void];
         let (g, b) = (config.grid, config.block);
         // SAFETY: `params` is the kernel's by-value parameter struct (same layout on both sides,

@@ -15,7 +15,7 @@ mod emulator;
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use dfgnn_device::abi::LaunchParams;
@@ -85,6 +85,37 @@ impl DeviceLimits {
     }
 }
 
+/// What a backend has done so far: the host work a call costs, besides the kernels' time
+/// ([`Backend::counts`]; compare two readings around a call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Kernel launches (launches of no blocks are not made, so not counted).
+    pub launches: u64,
+    /// Buffers made: allocations and uploads.
+    pub buffers: u64,
+    /// Of those, uploads (host-to-device copies).
+    pub uploads: u64,
+}
+
+impl std::ops::Sub for Counts {
+    type Output = Counts;
+    fn sub(self, earlier: Counts) -> Counts {
+        Counts {
+            launches: self.launches - earlier.launches,
+            buffers: self.buffers - earlier.buffers,
+            uploads: self.uploads - earlier.uploads,
+        }
+    }
+}
+
+/// The running [`Counts`] of one backend.
+#[derive(Debug, Default)]
+struct Counters {
+    launches: AtomicU64,
+    buffers: AtomicU64,
+    uploads: AtomicU64,
+}
+
 /// Bytes of buffers alive now and at most, on one backend, and the most they may reach.
 #[derive(Debug)]
 struct MemoryCounter {
@@ -141,6 +172,7 @@ enum Inner {
 pub struct Backend {
     inner: Inner,
     memory: Arc<MemoryCounter>,
+    counters: Counters,
 }
 
 /// The outcome of [`Backend::auto`]: the backend, and why it is not the GPU when it is not.
@@ -156,13 +188,13 @@ impl Backend {
     /// driver's own).
     pub fn cuda(ordinal: usize) -> Result<Self> {
         let inner = Inner::Cuda(cuda::CudaBackend::new(ordinal)?);
-        Ok(Self { inner, memory: Arc::new(MemoryCounter::new(usize::MAX)) })
+        Ok(Self { inner, memory: Arc::new(MemoryCounter::new(usize::MAX)), counters: Counters::default() })
     }
 
     /// The SIMT emulator, with the machine's available memory as its memory budget.
     pub fn emulator() -> Self {
         let inner = Inner::Emulator(emulator::EmuBackend::new());
-        Self { inner, memory: Arc::new(MemoryCounter::new(available_host_memory())) }
+        Self { inner, memory: Arc::new(MemoryCounter::new(available_host_memory())), counters: Counters::default() }
     }
 
     /// This backend with at most `bytes` of buffers alive at once: an allocation that would pass
@@ -220,8 +252,18 @@ impl Backend {
         }
     }
 
+    /// Launches and buffers made so far on this backend.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            launches: self.counters.launches.load(Ordering::Relaxed),
+            buffers: self.counters.buffers.load(Ordering::Relaxed),
+            uploads: self.counters.uploads.load(Ordering::Relaxed),
+        }
+    }
+
     /// Copies `data` into a new device buffer.
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.counters.uploads.fetch_add(1, Ordering::Relaxed);
         self.new_buffer(data.len(), "uploading", |bytes| match &self.inner {
             Inner::Cuda(c) => Ok(Storage::Cuda(c.upload(data)?)),
             Inner::Emulator(_) => {
@@ -266,6 +308,7 @@ impl Backend {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::Unsupported {
             what: format!("{doing} {len} elements of {} bytes: the size overflows", std::mem::size_of::<T>()),
         })?;
+        self.counters.buffers.fetch_add(1, Ordering::Relaxed);
         if let Err(free) = self.memory.reserve(bytes) {
             return Err(Error::OutOfMemory {
                 during: format!("{doing} {len} elements"),
@@ -409,6 +452,7 @@ impl Backend {
         config: &LaunchConfig,
         params: &P,
     ) -> Result<()> {
+        self.counters.launches.fetch_add(1, Ordering::Relaxed);
         match &self.inner {
             // SAFETY: forwarded contract.
             Inner::Cuda(c) => unsafe { c.launch(kernel, config, params) },

@@ -1,0 +1,99 @@
+//! The host work of a call once planned, counted on the emulator ([`Backend::counts`]): kernel
+//! launches per pass, buffers made per call, and no uploads (the plan's work lists are uploaded
+//! once, by `Gt::new`). The expected counts are derived from the passes' structure
+//! (`host/src/fused.rs`), worked out in the comments:
+//!
+//! - forward: one launch over the ordinary units and one over the packed units (each only when
+//!   it has any), then one combine launch when rows are split; buffers `out`, `lse`, `stats`, and
+//!   two partial buffers (`acc`, `ml`) when rows are split;
+//! - backward: the row pass (+ one combine launch when split) then the column pass (+ two combine
+//!   launches, `dk` and `dv`, when split); buffers `dq`, `D`, `dk`, `dv`, and one partial buffer
+//!   for the row pass and two for the column pass when split.
+
+use dfgnn::{Backend, Counts, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn_graphs::Csr;
+
+/// Rows of degrees 3, 1, 0, 20, 2, 5, 0, 1; columns of degrees 4, 5, 3, 5, 4, 4, 4, 3 (no split
+/// at the smallest threshold, 32).
+fn graph() -> Csr {
+    let rows: Vec<Vec<u32>> = [3usize, 1, 0, 20, 2, 5, 0, 1]
+        .iter()
+        .enumerate()
+        .map(|(r, &d)| (0..d).map(|j| ((r * 3 + j * 5) % 8) as u32).collect())
+        .collect();
+    Csr::from_rows(8, &rows).unwrap()
+}
+
+/// (forward, backward) counts of one call each, checking that a second call costs the same.
+fn counts(heads: u32, feat: u32, plan: PlanOptions) -> (Counts, Counts) {
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let gt = Gt::new(&dg, &GtConfig { heads, feat, scale: None, plan }).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let x = backend.upload(&vec![0.5f32; n]).unwrap();
+    let mut last = None;
+    for _ in 0..2 {
+        let before = backend.counts();
+        let fwd = gt.forward(&x, &x, &x).unwrap();
+        let mid = backend.counts();
+        let grads = gt.backward(&fwd, &x).unwrap();
+        let after = backend.counts();
+        drop(grads);
+        let now = (mid - before, after - mid);
+        if let Some(first) = last {
+            assert_eq!(now, first, "a second call costs what the first did\n{}", gt.plan());
+        }
+        last = Some(now);
+    }
+    last.unwrap()
+}
+
+/// A case: its name, H, F, the options, and the expected (forward, backward) counts.
+type Case = (&'static str, u32, u32, PlanOptions, (Counts, Counts));
+
+fn c(launches: u64, buffers: u64) -> Counts {
+    Counts { launches, buffers, uploads: 0 }
+}
+
+#[test]
+fn launches_and_buffers_per_call() {
+    let packing_off = PlanOptions { team_rows_below: Some(0), ..PlanOptions::default() };
+    #[rustfmt::skip]
+    let table: [Case; 5] = [
+        // 4 x 64: one team, nothing packed or split: one launch per pass; 3 + 4 buffers.
+        ("4x64 row_tiled", 4, 64, PlanOptions::default(), (c(1, 3), c(2, 4))),
+        // 1 x 7: 4 teams of 8 lanes. Forward step 4 x 4 teams = 16 edges: every row but the
+        // one of 20 is packed: two forward launches. Backward step 2 x 4 = 8: the same rows (two
+        // launches), and every column (one launch).
+        ("1x7 packed", 1, 7, PlanOptions::default(), (c(2, 3), c(3, 4))),
+        // ... packing off: one launch per pass.
+        ("1x7 unpacked", 1, 7, packing_off, (c(1, 3), c(2, 4))),
+        // ... every row packed: only the packed launch of each pass.
+        ("1x7 all packed", 1, 7, PlanOptions { team_rows_below: Some(u64::MAX), ..PlanOptions::default() },
+            (c(1, 3), c(2, 4))),
+        // 4 x 64 split past 4 edges (rows of 20 and 5, columns of 5): forward
+        // pass + combine, 3 + 2 buffers; backward rows pass + combine, columns pass + 2 combines,
+        // 4 + 1 + 2 buffers.
+        ("4x64 row_split", 4, 64, PlanOptions {
+            schedule: Schedule::RowSplit, split_threshold: Some(4), chunk_edges: Some(2), ..PlanOptions::default()
+        }, (c(2, 5), c(5, 7))),
+    ];
+    for (name, heads, feat, plan, want) in table {
+        assert_eq!(counts(heads, feat, plan), want, "{name}");
+    }
+}
+
+#[test]
+fn preparing_uploads_once() {
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let before = backend.counts();
+    let _gt = Gt::new(&dg, &GtConfig { heads: 1, feat: 7, scale: None, plan: PlanOptions::default() }).unwrap();
+    // The forward's and the backward's work lists (rows longest first, the degrees' CV being
+    // above 1): uploads, and no launch.
+    let made = backend.counts() - before;
+    assert_eq!(made.launches, 0);
+    assert!(made.uploads >= 1, "{made:?}");
+}
