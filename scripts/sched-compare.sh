@@ -14,6 +14,8 @@
 # whether the ordinary kernels changed. The last column is the new build's launches per call
 # (forward / forward+backward) and plan. Timings are medians of the bench's repeats; identical
 # plans of 0.02-0.2 ms can vary by up to 30 % between calls, so compare the columns of one run.
+# A second table times node reordering (`--reorder degree`, `--reorder rcm`) against the graph
+# as given, with the reordering's host cost.
 set -uo pipefail
 base=${1:?usage: sched-compare.sh BASE_BINARY NEW_BINARY [CORA_NPZ] [CITESEER_NPZ]}
 new=${2:?usage: sched-compare.sh BASE_BINARY NEW_BINARY [CORA_NPZ] [CITESEER_NPZ]}
@@ -57,3 +59,29 @@ row pl-1M-d16 gt 4 64 plain
 row er-1M-d16 gt 1 128 plain
 row batch-1024x120-d50 gt 1 128 plain
 row batch-1024x120-d50 gat 8 8 forced
+
+# Node reordering (this build only): auto on the graph as given, relabelled by decreasing
+# in-degree, and by reverse Cuthill-McKee; the reordering's host cost is printed by bench.
+echo
+printf '%-22s %-6s | %17s | %17s %-24s | %17s %-24s\n' graph shape "as given" "degree order" "(host cost)" "rcm" \
+  "(host cost)"
+reorder_row() {
+  local graph=$1 heads=$2 feat=$3
+  local args=(bench gt --graph "$graph" --heads "$heads" --feat "$feat")
+  read -r gf gb _ < <(auto_row "$new" "${args[@]}")
+  local cells=()
+  for o in degree rcm; do
+    local out cost
+    out=$("$new" "${args[@]}" --reorder "$o" --schedule auto 2>&1)
+    cost=$(grep -o 'in [0-9.]* ms, relabelled in [0-9.]* ms' <<<"$out" | awk '{print $2 "+" $6 " ms"}')
+    read -r of ob _ < <(awk '$1 == "auto" && $2 != "cannot" { print $2, $3; found = 1 } END { if (!found) print "- -" }' <<<"$out")
+    cells+=("$of / $ob" "(${cost:-error})")
+  done
+  printf '%-22s %-6s | %17s | %17s %-24s | %17s %-24s\n' "$(basename "$graph" .npz)" "${heads}x$feat" \
+    "$gf / $gb" "${cells[@]}"
+}
+for g in "${tuning[@]}"; do
+  case $g in *cora* | *citeseer*) reorder_row "$g" 4 32 ;; *) reorder_row "$g" 4 64 ;; esac
+done
+reorder_row er-1M-d16 4 64
+reorder_row pl-1M-d16 4 64

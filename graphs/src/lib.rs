@@ -37,6 +37,7 @@ pub mod moses;
 pub mod named;
 pub mod planetoid;
 pub mod relabel;
+pub mod reorder;
 pub mod smiles;
 pub mod stats;
 #[cfg(feature = "proptest")]
