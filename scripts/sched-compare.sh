@@ -15,8 +15,11 @@
 # (forward / forward+backward) and plan. Timings are medians of the bench's repeats; identical
 # plans of 0.02-0.2 ms can vary by up to 30 % between calls, so compare the columns of one run.
 # A second table times node reordering (`--reorder degree`, `--reorder rcm`) against the graph
-# as given, with the reordering's host cost.
+# as given, with the reordering's host cost. PARTS (default "tuning generated reorder") picks the
+# parts to run, so that each fits one command's time limit.
 set -uo pipefail
+parts=" ${PARTS:-tuning generated reorder} "
+
 base=${1:?usage: sched-compare.sh BASE_BINARY NEW_BINARY [CORA_NPZ] [CITESEER_NPZ]}
 new=${2:?usage: sched-compare.sh BASE_BINARY NEW_BINARY [CORA_NPZ] [CITESEER_NPZ]}
 tuning=(gt-email-Enron gt-as-22july06 gt-pgp-strong-2009 gt-cond-mat-2005 gt-astro-ph gt-hep-th gt-power)
@@ -48,17 +51,22 @@ row() {
     "${heads}x$feat" "$bf / $bb" "$nf / $nb" "$off" "$all" "$nplan"
 }
 
-for g in "${tuning[@]}"; do
-  case $g in *cora* | *citeseer*) row "$g" gt 4 32 plain ;; *) row "$g" gt 4 64 plain ;; esac
-  row "$g" gt 2 8 forced
-  row "$g" gt 1 16 forced
-  row "$g" gat 8 8 forced
-done
-row er-1M-d16 gt 4 64 plain
-row pl-1M-d16 gt 4 64 plain
-row er-1M-d16 gt 1 128 plain
-row batch-1024x120-d50 gt 1 128 plain
-row batch-1024x120-d50 gat 8 8 forced
+if [[ $parts == *" tuning "* ]]; then
+  for g in "${tuning[@]}"; do
+    case $g in *cora* | *citeseer*) row "$g" gt 4 32 plain ;; *) row "$g" gt 4 64 plain ;; esac
+    row "$g" gt 2 8 forced
+    row "$g" gt 1 16 forced
+    row "$g" gat 8 8 forced
+  done
+fi
+if [[ $parts == *" generated "* ]]; then
+  row er-1M-d16 gt 4 64 plain
+  row pl-1M-d16 gt 4 64 plain
+  row er-1M-d16 gt 1 128 plain
+  row batch-1024x120-d50 gt 1 128 plain
+  row batch-1024x120-d50 gat 8 8 forced
+fi
+[[ $parts == *" reorder "* ]] || exit 0
 
 # Node reordering (this build only): auto on the graph as given, relabelled by decreasing
 # in-degree, and by reverse Cuthill-McKee; the reordering's host cost is printed by bench.
