@@ -144,7 +144,8 @@ const _: () = assert!(core::mem::size_of::<GatNodeScoresBackwardParams>() == 80)
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatVectorGradParams {
-    /// `[N, H]` gradient of the node scores.
+    /// `[N, H]` gradient of the node scores, or empty for ones (a plain sum of `x` over nodes,
+    /// as GATv2 sums its rows' terms of `d a`).
     pub d_scores: GSlice<f32>,
     /// `[N, H, F]` features.
     pub x: GSlice<f32>,

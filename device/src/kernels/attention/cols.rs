@@ -43,6 +43,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         let stats = grads.stats.cast::<F2>();
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
+            let score = score.bind(&lanes, &slots);
             // Prologue: this source node's key and value.
             let kj = load_slots(&lanes, &k, work.node, &slots);
             let vj = lanes.load(&v, work.node, &slots);
@@ -78,7 +79,7 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                             if slots[s].active {
                                 let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
                                 let ds = alpha * (dov[s] - deltas[c][s]);
-                                dk[s] = score.d_key(dk[s], queries[c][s], kj[s], ds);
+                                dk[s] = score.d_key(s, dk[s], queries[c][s], kj[s], ds);
                                 dv[s] = grads_out[c][s].mul_add(alpha, dv[s]);
                             }
                         });

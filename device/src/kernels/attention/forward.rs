@@ -47,6 +47,7 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
         let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
+            let score = score.bind(&lanes, &slots);
             // Prologue: this row's query operand.
             let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
             let mut m = [f32::NEG_INFINITY; SLOTS];

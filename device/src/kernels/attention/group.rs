@@ -127,6 +127,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let (w0, w1) = (e0 + warp as u64 * per_warp, (e0 + (warp as u64 + 1) * per_warp).min(e1));
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let score = score.bind(&lanes, &slots);
         let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
         let mut base = w0;
         while base < w1 {

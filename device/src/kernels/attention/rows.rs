@@ -43,6 +43,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
         let stats = grads.stats.cast::<F2>();
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
+            let score = score.bind(&lanes, &slots);
             // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
             let qi = load_slots(&lanes, &q, work.node, &slots);
             let doi = lanes.load(&d_out, work.node, &slots);
@@ -57,6 +58,7 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                 lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
             }
             let mut d_row = [M::Row::zero(); SLOTS];
+            let mut row_sum = score.row_sum_zero();
 
             // Main loop over steps of STEP edges per team.
             let mut base = work.start;
@@ -79,13 +81,15 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                         unroll!(SLOTS, |s| {
                             let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
                             let ds = alpha * (dov[s] - delta[s]);
-                            d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
+                            d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], ds);
+                            row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
                         });
                     }
                 });
                 base += lanes.step_edges(STEP);
             }
             M::Row::team_sum(&lanes.map, &mut d_row);
+            score.store_row_sum(&mut row_sum, &lanes, &slots, &work);
 
             // Epilogue.
             if work.split {
