@@ -2,7 +2,8 @@
 //! known answers (Random123's `kat_vectors`) and against the reference's independent
 //! implementation, over random seeds, edge ids (past 2^32 too), heads and probabilities.
 
-use dfgnn_device::kernels::common::dropout::{Dropout, philox4x32_10};
+use dfgnn_device::abi::DropoutParams;
+use dfgnn_device::kernels::common::dropout::{factor, keep, philox4x32_10};
 use dfgnn_reference::{dropout_keep, dropout_threshold};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,11 +31,25 @@ fn the_mask_matches_the_reference() {
         let (seed, p) = (rng.random::<u64>(), rng.random_range(0.0..0.99));
         let edge = if rng.random_bool(0.5) { rng.random_range(0..1u64 << 20) } else { rng.random::<u64>() };
         let head = rng.random_range(0..64u32);
-        let dropout = Dropout { seed, threshold: dropout_threshold(p) };
-        assert_eq!(
-            dropout.keep(edge, head),
-            dropout_keep(seed, p, edge, head),
-            "seed {seed} p {p} edge {edge} head {head}"
-        );
+        let dropout = DropoutParams { seed, threshold: dropout_threshold(p), scale: 1.0 / (1.0 - p as f32) };
+        let kept = dropout_keep(seed, p, edge, head);
+        let context = format!("seed {seed} p {p} edge {edge} head {head}");
+        assert_eq!(keep(&dropout, edge, head), kept, "{context}");
+        let want = if !kept {
+            0.0
+        } else if dropout.threshold > 0 {
+            dropout.scale
+        } else {
+            1.0
+        };
+        assert_eq!(factor::<true>(&dropout, edge, head), want, "{context}");
+    }
+}
+
+#[test]
+fn no_dropout_keeps_every_weight_as_it_is() {
+    for edge in 0..1000 {
+        assert_eq!(factor::<true>(&DropoutParams::OFF, edge, (edge % 5) as u32), 1.0);
+        assert_eq!(factor::<false>(&DropoutParams { seed: 1, threshold: u32::MAX, scale: 2.0 }, edge, 0), 1.0);
     }
 }

@@ -11,8 +11,9 @@
 //! bit-identical run after run. [`Gat::forward_precomputed`] takes `el` and `er` instead.
 
 use dfgnn_device::abi::{
-    ColumnGrads, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams, GatGroupParams,
-    GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams, GroupParams, RowGrads,
+    ColumnGrads, DropoutParams, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams,
+    GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams,
+    GroupParams, RowGrads,
 };
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
@@ -271,6 +272,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
+                    dropout: DropoutParams::OFF,
                 },
                 el: el_v,
                 er: er_v,
@@ -294,7 +296,14 @@ impl<'g, 'b> Gat<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GatFwdParams { edges: f.edges(pass, Side::Rows, units), el: el_v, er: er_v, h, dst, slope }
+                GatFwdParams {
+                    edges: f.edges(pass, Side::Rows, units, DropoutParams::OFF),
+                    el: el_v,
+                    er: er_v,
+                    h,
+                    dst,
+                    slope,
+                }
             },
             |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -415,7 +424,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             &rows_kernel,
             &[heads as usize],
             |units, partials| GatBwdRowsParams {
-                edges: f.edges(rows_pass, Side::Rows, units),
+                edges: f.edges(rows_pass, Side::Rows, units, DropoutParams::OFF),
                 el,
                 er,
                 h,
@@ -441,7 +450,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             &cols_kernel,
             &[heads as usize, heads as usize * feat as usize],
             |units, partials| GatBwdColsParams {
-                edges: f.edges(cols_pass, Side::Columns, units),
+                edges: f.edges(cols_pass, Side::Columns, units, DropoutParams::OFF),
                 el,
                 er,
                 h,

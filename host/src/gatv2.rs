@@ -13,7 +13,7 @@
 //! atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
-    AddParams, ColumnGrads, ForwardOut, GatV2BwdColsParams, GatV2BwdRowsParams, GatV2EdgeGradsParams,
+    AddParams, ColumnGrads, DropoutParams, ForwardOut, GatV2BwdColsParams, GatV2BwdRowsParams, GatV2EdgeGradsParams,
     GatV2EdgeScoresParams, GatV2FwdParams, GatV2GroupParams, GroupParams, RowGrads,
 };
 use dfgnn_device::kernels::gatv2::{self, GATV2_EDGE_GRADS, GATV2_EDGE_SCORES, GatV2Variant};
@@ -63,6 +63,8 @@ pub struct GatV2Forward<'a> {
     xl: GSlice<f32>,
     xr: GSlice<f32>,
     a: GSlice<f32>,
+    /// The attention dropout the forward ran with (the backward regenerates its mask).
+    dropout: DropoutParams,
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
@@ -80,6 +82,7 @@ pub struct GatV2Grads {
 pub struct GatV2<'g, 'b> {
     fused: Fused<'g, 'b>,
     slope: f32,
+    dropout: DropoutParams,
 }
 
 /// A 1-D launch of `items` threads of [`NODE_BLOCK`] (grid-stride past the cap).
@@ -96,7 +99,38 @@ impl<'g, 'b> GatV2<'g, 'b> {
         }
         let limits = graph.backend().limits();
         let plan = plan::plan(&graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope })
+        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF })
+    }
+
+    /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
+    /// head is dropped with probability `p` and the kept ones scaled by `1 / (1 − p)`, the mask a
+    /// pure function of `seed`, the edge's CSR id and the head (the same on every schedule and
+    /// backend; `dfgnn_reference::dropout_keep` computes it). `p = 0` turns dropout off.
+    /// `p` must be in `[0, 1)`; dropout runs on the fused schedules only.
+    pub fn set_dropout(&mut self, p: f32, seed: u64) -> Result<()> {
+        if !(0.0..1.0).contains(&p) {
+            return Err(Error::Unsupported { what: format!("dropout probability {p} (it must be in [0, 1))") });
+        }
+        let threshold = (f64::from(p) * 4_294_967_296.0).floor() as u32;
+        self.dropout = if threshold == 0 {
+            DropoutParams::OFF
+        } else {
+            DropoutParams { seed, threshold, scale: (1.0 / (1.0 - f64::from(p))) as f32 }
+        };
+        Ok(())
+    }
+
+    /// Refuses dropout on a path without the fused passes.
+    fn check_baseline_dropout(&self, dropout: &DropoutParams) -> Result<()> {
+        if dropout.threshold != 0 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "attention dropout on the {} schedule (the fused schedules only)",
+                    self.fused.plan.schedule
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The plan the scheduler chose.
@@ -124,10 +158,16 @@ impl<'g, 'b> GatV2<'g, 'b> {
         Ok(())
     }
 
-    /// The GATv2 variant of the pass's compiled shape (GATv2's table has GT's shapes).
-    fn variant(pass: &DevicePass) -> Result<&'static GatV2Variant> {
+    /// The GATv2 variant of the pass's compiled shape (GATv2's tables have GT's shapes), from
+    /// the dropout table when `dropout` is on.
+    fn variant(pass: &DevicePass, dropout: &DropoutParams) -> Result<&'static GatV2Variant> {
         let v = pass.plan.layout.variant;
-        gatv2::variant(v.width, v.slots).ok_or_else(|| Error::Unsupported {
+        let found = if dropout.threshold != 0 {
+            gatv2::dropout::variant(v.width, v.slots)
+        } else {
+            gatv2::variant(v.width, v.slots)
+        };
+        found.ok_or_else(|| Error::Unsupported {
             what: format!("no GATv2 kernel variant of {}-float loads and {} slots", v.width, v.slots),
         })
     }
@@ -147,15 +187,17 @@ impl<'g, 'b> GatV2<'g, 'b> {
         self.check("gatv2 forward", "a", a.len(), f.features(1))?;
         let backend = self.backend();
         let (heads, feat) = (f.plan.heads, f.plan.feat);
-        let (xl, xr, a, slope) = (xl.view(), xr.view(), a.view(), self.slope);
-        let result = |out, lse, stats| GatV2Forward { out, lse, stats, xl, xr, a, _inputs: std::marker::PhantomData };
+        let (xl, xr, a, slope, dropout) = (xl.view(), xr.view(), a.view(), self.slope, self.dropout);
+        let result =
+            |out, lse, stats| GatV2Forward { out, lse, stats, xl, xr, a, dropout, _inputs: std::marker::PhantomData };
         let Some(pass) = &f.forward else {
+            self.check_baseline_dropout(&dropout)?;
             let scores = self.edge_scores(xl, xr, a)?;
             let edge_parallel = f.plan.schedule == Schedule::EdgeParallel;
             let (out, lse) = baseline::forward_from_scores(g, &scores, xl, heads, feat, edge_parallel)?;
             return Ok(result(out, lse, backend.alloc::<f32>(0)?));
         };
-        let variant = Self::variant(pass)?;
+        let variant = Self::variant(pass, &dropout)?;
         let nh = g.num_dst() * heads as usize;
         let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(nh)?;
@@ -176,6 +218,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
+                    dropout,
                 },
                 xr,
                 xl,
@@ -199,7 +242,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GatV2FwdParams { edges: f.edges(pass, Side::Rows, units), xr, xl, a, dst, slope }
+                GatV2FwdParams { edges: f.edges(pass, Side::Rows, units, dropout), xr, xl, a, dst, slope }
             },
             |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -252,10 +295,12 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let backend = self.backend();
         let hf = heads as usize * feat as usize;
         let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => match (Self::variant(rows)?.backward, Self::variant(cols)?.backward) {
-                (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
-                _ => None,
-            },
+            (Some(rows), Some(cols)) => {
+                match (Self::variant(rows, &fwd.dropout)?.backward, Self::variant(cols, &fwd.dropout)?.backward) {
+                    (Some(r), Some(c)) => Some((rows, r.rows, cols, c.cols)),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
@@ -273,7 +318,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
             &rows_kernel,
             &[hf, hf],
             |units, partials| GatV2BwdRowsParams {
-                edges: f.edges(rows_pass, Side::Rows, units),
+                edges: f.edges(rows_pass, Side::Rows, units, fwd.dropout),
                 xr,
                 xl,
                 a,
@@ -304,7 +349,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
             &cols_kernel,
             &[hf, hf],
             |units, partials| GatV2BwdColsParams {
-                edges: f.edges(cols_pass, Side::Columns, units),
+                edges: f.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 xr,
                 xl,
                 a,
@@ -332,6 +377,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
     /// The unfused backward: α and ds `[E, H]` in memory, then per row `d xr` and the row's term
     /// of `d a`, per column the scores' part of `d xl` added to the aggregation's.
     fn baseline_backward(&self, fwd: &GatV2Forward<'_>, d_out: &Buffer<f32>) -> Result<GatV2Grads> {
+        self.check_baseline_dropout(&fwd.dropout)?;
         let g = self.graph();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let backend = self.backend();

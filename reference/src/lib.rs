@@ -74,8 +74,8 @@ pub use gat::{
     gat_node_scores_backward,
 };
 pub use gatv2::{
-    GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_edge_scores, gatv2_edge_scores_backward,
-    gatv2_forward,
+    GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_backward_dropout, gatv2_edge_scores,
+    gatv2_edge_scores_backward, gatv2_forward, gatv2_forward_dropout,
 };
 pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
 pub use ops::{

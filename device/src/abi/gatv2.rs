@@ -29,7 +29,7 @@ pub struct GatV2FwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2FwdParams {}
-const _: () = assert!(core::mem::size_of::<GatV2FwdParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GatV2FwdParams>() == 280);
 
 /// `gatv2_group_*`: the `row_group` forward of GATv2.
 #[repr(C)]
@@ -48,7 +48,7 @@ pub struct GatV2GroupParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2GroupParams {}
-const _: () = assert!(core::mem::size_of::<GatV2GroupParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GatV2GroupParams>() == 264);
 
 /// `gatv2_bwd_rows_*`: the row pass of the backward: `d xr`, each row's term of `d a`, and
 /// D = dO·o for the column pass.
@@ -74,7 +74,7 @@ pub struct GatV2BwdRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2BwdRowsParams {}
-const _: () = assert!(core::mem::size_of::<GatV2BwdRowsParams>() == 296);
+const _: () = assert!(core::mem::size_of::<GatV2BwdRowsParams>() == 328);
 
 /// `gatv2_bwd_cols_*`: the column pass of the backward over the CSC: `d xl`, through the scores
 /// (`d_key`) and through the aggregation (`d_value`), as two arrays.
@@ -96,7 +96,7 @@ pub struct GatV2BwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2BwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GatV2BwdColsParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GatV2BwdColsParams>() == 312);
 
 /// `gatv2_edge_scores` (baselines): `scores[e, h] = ⟨a[h], LeakyReLU(xl[col(e), h] + xr[row(e), h])⟩`.
 #[repr(C)]

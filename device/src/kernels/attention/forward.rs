@@ -13,7 +13,9 @@
 //! None.
 //!
 //! # Numerics
-//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Whole rows write
+//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Attention dropout
+//! (when on) scales each edge's weight in the aggregation by its mask factor, not in the sum
+//! `l` the output is normalised by: `out = Σ α_ij·factor_ij·v_j`. Whole rows write
 //! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
 //! for the backward `(m, 1/l)` (the backward recomputes the scores with the same arithmetic, so
 //! the largest weight comes back as exactly `1/l`); chunks of split rows write the unnormalised
@@ -21,6 +23,7 @@
 
 use crate::abi::{ForwardOut, PassEdges};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
@@ -33,7 +36,7 @@ use crate::simt::{GSlice, math};
 /// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
 /// operands `k` and values `v`, results to `dst`.
 #[inline(always)]
-pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, M: Score<V, SLOTS>>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -85,10 +88,12 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
                     m[s] = step_max;
                 });
                 unroll!(STEP, |c| {
+                    let edge = lanes.edge(base, c);
                     unroll!(SLOTS, |s| {
                         let w = weight(scores[c][s], m[s]);
                         l[s] += w;
-                        acc[s] = values[c][s].mul_add(w, acc[s]);
+                        let kept = w * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                        acc[s] = values[c][s].mul_add(kept, acc[s]);
                     });
                 });
                 base += lanes.step_edges(STEP);

@@ -11,12 +11,14 @@
 //!
 //! # Numerics
 //! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
-//! the forward's weights to the last bit of the exponent; `ds = α·(dO·v − D)`. Whole rows write
+//! the forward's weights to the last bit of the exponent; `ds = α·(dO·v·factor − D)` with the
+//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. Whole rows write
 //! the gradient times [`Score::grad_scale`] and `D`; chunks of split rows write unscaled partial
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
@@ -27,7 +29,7 @@ use crate::simt::{F2, GSlice, math};
 
 /// The row pass over `edges` (a CSR pass) of the model `score` with the forward's inputs.
 #[inline(always)]
-pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, M: Score<V, SLOTS>>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -78,9 +80,11 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                     let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
                     head_sum(&lanes.map, &mut dov);
                     if valid[c] {
+                        let edge = lanes.edge(base, c);
                         unroll!(SLOTS, |s| {
                             let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                            let ds = alpha * (dov[s] - delta[s]);
+                            let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                            let ds = alpha * (d_alpha - delta[s]);
                             d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], ds);
                             row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
                         });

@@ -5,8 +5,10 @@
 //! The stream is Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy
 //! as 1, 2, 3", SC 2011): counter `(e mod 2^32, e / 2^32, h, 0)`, key `(seed mod 2^32, seed /
 //! 2^32)`; the edge keeps the head when the first output word is at least
-//! [`Dropout::threshold`] (`⌊p·2^32⌋`), i.e. with probability `1 − p` up to 2^-32. Integer
+//! [`DropoutParams::threshold`] (`⌊p·2^32⌋`), i.e. with probability `1 − p` up to 2^-32. Integer
 //! arithmetic only, so the emulator and the GPU give the same mask bit for bit.
+
+use crate::abi::DropoutParams;
 
 /// Philox-4x32's multipliers and Weyl key increments.
 const M0: u32 = 0xD251_1F53;
@@ -36,20 +38,24 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     x
 }
 
-/// A dropout mask: the stream's seed and the keep threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dropout {
-    /// The stream's seed.
-    pub seed: u64,
-    /// `⌊p·2^32⌋` for dropout probability `p` (`0 ≤ p < 1`); 0 keeps every edge.
-    pub threshold: u32,
+/// Whether edge `edge` (its CSR id) keeps head `head` under `dropout`.
+#[inline(always)]
+pub fn keep(dropout: &DropoutParams, edge: u64, head: u32) -> bool {
+    let key = [dropout.seed as u32, (dropout.seed >> 32) as u32];
+    philox4x32_10([edge as u32, (edge >> 32) as u32, head, 0], key)[0] >= dropout.threshold
 }
 
-impl Dropout {
-    /// Whether edge `edge` (its CSR id) keeps head `head`.
-    #[inline(always)]
-    pub fn keep(&self, edge: u64, head: u32) -> bool {
-        let key = [self.seed as u32, (self.seed >> 32) as u32];
-        philox4x32_10([edge as u32, (edge >> 32) as u32, head, 0], key)[0] >= self.threshold
+/// The factor of edge `edge`'s weight for `head` in a pass compiled with `DROPOUT`: `scale` where
+/// kept, 0 where dropped; 1 without dropout (`DROPOUT` false, or `threshold` 0), with no mask
+/// computed. The passes take `DROPOUT` as a const parameter, so that the kernels without it
+/// compile to exactly the code they had before dropout existed (no registers spent on it).
+#[inline(always)]
+pub fn factor<const DROPOUT: bool>(dropout: &DropoutParams, edge: u64, head: u32) -> f32 {
+    if !DROPOUT || dropout.threshold == 0 {
+        1.0
+    } else if keep(dropout, edge, head) {
+        dropout.scale
+    } else {
+        0.0
     }
 }

@@ -6,8 +6,10 @@
 //! The row operand is `xr_i`, the key and the value are both `xl_j` (PyG's `GATv2Conv`: the
 //! message is the source's transformed features). The backward's row pass gives `d xr` and each
 //! row's term of `d a` (summed by the host over rows in a fixed order), its column pass the two
-//! parts of `d xl`: through the scores and through the aggregation.
+//! parts of `d xl`: through the scores and through the aggregation. [`dropout`] holds the same
+//! table compiled with attention dropout, so that these kernels spend nothing on it.
 
+pub mod dropout;
 pub mod edge;
 mod score;
 
@@ -26,28 +28,49 @@ pub type GatV2Backward = Backward<GatV2BwdRowsParams, GatV2BwdColsParams>;
 /// One compiled configuration of the fused GATv2 kernels.
 pub type GatV2Variant = Variant<GatV2FwdParams, GatV2GroupParams, GatV2BwdRowsParams, GatV2BwdColsParams>;
 
+/// The bodies of both tables: [`VARIANTS`] (no dropout) and [`dropout::VARIANTS`].
+#[inline(always)]
+fn forward_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GatV2FwdParams) {
+    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
+    forward::forward::<V, SLOTS, STEP, DROPOUT, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.dst)
+}
+
+#[inline(always)]
+fn group_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GatV2GroupParams) {
+    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
+    group::forward_group::<V, SLOTS, STEP, DROPOUT, _>(&p.group, &score, p.xr, p.xl, p.xl)
+}
+
+#[inline(always)]
+fn rows_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GatV2BwdRowsParams) {
+    let score = GatV2Score::<V, SLOTS> { d_a: p.d_a, partial_d_a: p.partial_d_a, ..GatV2Score::new(p.slope, p.a) };
+    rows::backward_rows::<V, SLOTS, STEP, DROPOUT, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.grads)
+}
+
+#[inline(always)]
+fn cols_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GatV2BwdColsParams) {
+    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
+    cols::backward_cols::<V, SLOTS, STEP, DROPOUT, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.grads)
+}
+
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatV2FwdParams) {
-    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
-    forward::forward::<V, SLOTS, STEP, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.dst)
+    forward_body::<V, SLOTS, STEP, false>(p)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatV2GroupParams) {
-    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
-    group::forward_group::<V, SLOTS, STEP, _>(&p.group, &score, p.xr, p.xl, p.xl)
+    group_body::<V, SLOTS, STEP, false>(p)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatV2BwdRowsParams) {
-    let score = GatV2Score::<V, SLOTS> { d_a: p.d_a, partial_d_a: p.partial_d_a, ..GatV2Score::new(p.slope, p.a) };
-    rows::backward_rows::<V, SLOTS, STEP, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.grads)
+    rows_body::<V, SLOTS, STEP, false>(p)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatV2BwdColsParams) {
-    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
-    cols::backward_cols::<V, SLOTS, STEP, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.grads)
+    cols_body::<V, SLOTS, STEP, false>(p)
 }
 
 variants! {
