@@ -1,4 +1,4 @@
-//! Timing of the attention kernels on one graph (`dfgnn bench gt`, `dfgnn bench gat`): per
+//! Timing of the attention kernels on one graph (`dfgnn bench gt|gat|gatv2`): per
 //! schedule and for the scheduler's own plan, forward and forward+backward median times with CUDA events after
 //! warm-up, achieved bandwidth against two byte models and against a device copy measured in the
 //! same run, and peak device memory. Benchmarks, never tests: nothing here asserts a speed.
@@ -6,11 +6,11 @@
 //! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
 //! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
 //! lies between them. GT gathers two feature rows per edge (k, v); GAT one (h) plus one scalar per
-//! head (er) in the forward.
+//! head (er) in the forward; GATv2 one (xl, its key and value).
 
 use dfgnn_graphs::Csr;
 
-use dfgnn::{Backend, Buffer, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{Backend, Buffer, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, PlanOptions, Schedule};
 use indicatif::ProgressBar;
 
 use crate::error::{CliError, Result};
@@ -80,6 +80,33 @@ pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u
     let bwd = ByteModel {
         compulsory: rows_pass + cols_pass + node_kernels + ns * gather_src + nd * gather_dst,
         gather_worst: rows_pass + cols_pass + node_kernels + e * (gather_src + gather_dst),
+    };
+    (fwd, bwd)
+}
+
+/// The byte models of the GATv2 forward and backward (f32 features, u32 indices, u64 offsets;
+/// the `[H, F]` attention vector and the partials of its gradient left out, being tiny).
+pub fn gatv2_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
+    let (nd, ns, e) = (num_dst as f64, num_src as f64, nnz as f64);
+    let row = heads as f64 * feat as f64 * 4.0;
+    let scalar = heads as f64 * 4.0;
+    let graph = 8.0 * (nd + 1.0) + 4.0 * e;
+    // Forward: offsets and columns; xr read, out, lse and the two stats written per destination;
+    // xl (key and value) per source (compulsory) or per edge (gather-worst).
+    let rows = graph + nd * (2.0 * row + 3.0 * scalar);
+    let fwd = ByteModel { compulsory: rows + ns * row, gather_worst: rows + e * row };
+    // Backward. Row pass: xr, out, d_out and the two stats read, D, d xr and the rows' terms of
+    // d a written per destination; xl gathered. Column pass: xl read, the two parts of d xl
+    // written per source; xr, d_out, the two stats and D gathered. Then d xl = the sum of its
+    // parts (two read, one written) and d a = the sum of the rows' terms (read once).
+    let csc = 8.0 * (ns + 1.0) + 4.0 * e;
+    let rows_pass = graph + nd * (5.0 * row + 3.0 * scalar);
+    let cols_pass = csc + ns * 3.0 * row;
+    let after = ns * 3.0 * row + nd * row;
+    let gather_dst = 2.0 * row + 3.0 * scalar;
+    let bwd = ByteModel {
+        compulsory: rows_pass + cols_pass + after + ns * row + nd * gather_dst,
+        gather_worst: rows_pass + cols_pass + after + e * (row + gather_dst),
     };
     (fwd, bwd)
 }
@@ -191,6 +218,8 @@ pub enum Model {
     /// GAT: `h`, `h_dst` (a second array, as on a bipartite graph), `a_dst`, `a_src`, the
     /// default slope.
     Gat,
+    /// GATv2: `xl`, `xr`, `a`, the default slope.
+    GatV2,
 }
 
 impl Model {
@@ -199,6 +228,7 @@ impl Model {
         match self {
             Self::Gt => "gt",
             Self::Gat => "gat",
+            Self::GatV2 => "gatv2",
         }
     }
 
@@ -207,13 +237,15 @@ impl Model {
         match self {
             Self::Gt => gt_bytes(num_dst, num_src, nnz, heads, feat),
             Self::Gat => gat_bytes(num_dst, num_src, nnz, heads, feat),
+            Self::GatV2 => gatv2_bytes(num_dst, num_src, nnz, heads, feat),
         }
     }
 }
 
 /// One set of inputs: rows per destination, two per source, the attention vectors and the output
 /// gradient. GT reads `(dst, src, src2)` as `(q, k, v)`; GAT reads `src` as `h`, `dst` as `h_dst`
-/// and `vectors` as `(a_dst, a_src)`.
+/// and `vectors` as `(a_dst, a_src)`; GATv2 reads `src` as `xl`, `dst` as `xr` and `vectors.0` as
+/// `a`.
 struct InputSet {
     dst: Buffer<f32>,
     src: Buffer<f32>,
@@ -262,6 +294,21 @@ impl Timed for Gat<'_, '_> {
     }
 }
 
+impl Timed for GatV2<'_, '_> {
+    fn plan_line(&self) -> String {
+        self.plan().summary()
+    }
+
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        GatV2::forward(self, &set.src, &set.dst, &set.vectors.0).map(drop)
+    }
+
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        let fwd = GatV2::forward(self, &set.src, &set.dst, &set.vectors.0)?;
+        self.backward(&fwd, &set.d_out).map(drop)
+    }
+}
+
 /// Plans `model` on `dg` for `plan`.
 fn plan_model<'g>(
     model: Model,
@@ -273,6 +320,7 @@ fn plan_model<'g>(
     Ok(match model {
         Model::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
         Model::Gat => Box::new(Gat::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
+        Model::GatV2 => Box::new(GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?),
     })
 }
 
@@ -301,11 +349,15 @@ pub fn bench(
     let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
     let width = mul(h as usize, f as usize)?;
     // Rows of one input set: GT's q, d_out per destination and k, v per source; GAT's h_dst,
-    // d_out per destination, h per source and the two [H, F] vectors.
+    // d_out per destination, h per source and the two [H, F] vectors; GATv2's the same with one
+    // vector.
     let set_rows = match model {
         Model::Gt => mul(dg.num_dst().checked_add(dg.num_src()).ok_or_else(overflow)?, 2)?,
         Model::Gat => {
             mul(dg.num_dst(), 2)?.checked_add(dg.num_src()).and_then(|n| n.checked_add(2)).ok_or_else(overflow)?
+        }
+        Model::GatV2 => {
+            mul(dg.num_dst(), 2)?.checked_add(dg.num_src()).and_then(|n| n.checked_add(1)).ok_or_else(overflow)?
         }
     };
     let set_bytes = mul(mul(width, 4)?, set_rows)?;
@@ -334,13 +386,20 @@ pub fn bench(
                 vectors: (make(1, seed + 4)?, make(1, seed + 5)?),
                 d_out: make(dg.num_dst(), seed + 3)?,
             },
+            Model::GatV2 => InputSet {
+                dst: make(dg.num_dst(), seed)?,
+                src: make(dg.num_src(), seed + 1)?,
+                src2: empty()?,
+                vectors: (make(1, seed + 4)?, empty()?),
+                d_out: make(dg.num_dst(), seed + 3)?,
+            },
         });
     }
     let copy_bytes = (256usize << 20).min(width.saturating_mul(4 * dg.num_src().max(1))).max(1 << 20);
     progress.set_message("measuring the device copy bandwidth");
     let copy_bytes_per_s = copy_bandwidth(backend, copy_bytes, options.warmup, options.repeats)?;
     // Inputs and outputs of forward and backward, and the graph: the outputs are as large as the
-    // inputs (GT: out, dq, dk, dv; GAT: out, dh_dst, dh, da_dst, da_src).
+    // inputs (GT: out, dq, dk, dv; GAT: out, dh_dst, dh, da_dst, da_src; GATv2: out, dxr, dxl, da).
     let base_bytes = mul(set_bytes, 2)?.checked_add(dg.device_bytes()).ok_or_else(overflow)?;
     // The other input sets are alive only for the rotation; they are not the schedule's.
     let extra_sets = mul(sets - 1, set_bytes)?;

@@ -6,6 +6,7 @@
 //! dfgnn info                which backend runs, the device's limits and the memory budget
 //! dfgnn bench gt            GT timings per schedule
 //! dfgnn bench gat           GAT timings per schedule
+//! dfgnn bench gatv2         GATv2 timings per schedule
 //! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
 //! ```
 //! Results go to stdout, progress to stderr (shown only on a terminal); every command prints its
@@ -116,6 +117,8 @@ enum BenchCommand {
     Gt(BenchArgs),
     /// GAT forward (node scores included) and forward+backward per schedule.
     Gat(BenchArgs),
+    /// GATv2 forward and forward+backward per schedule.
+    Gatv2(BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -269,6 +272,7 @@ fn run(cli: Cli) -> Result<()> {
             let (model, args) = match command {
                 BenchCommand::Gt(args) => (dfgnn_cli::bench::Model::Gt, args),
                 BenchCommand::Gat(args) => (dfgnn_cli::bench::Model::Gat, args),
+                BenchCommand::Gatv2(args) => (dfgnn_cli::bench::Model::GatV2, args),
             };
             let graph = load_with_progress(&args.graph, &load)?;
             bench(&select_backend(cli.backend, max_memory)?, &graph, model, &args)

@@ -7,11 +7,14 @@
 //! checks what it will need against the memory it may use ([`MemoryNeed`]); while it runs, the
 //! progress bar it is given names each step, and each row is handed over as soon as it is measured.
 
-use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{
+    Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, PlanOptions,
+    Schedule,
+};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::{
-    Dims, Pattern, agnn_backward, agnn_forward, allowed_error, gat_backward, gat_forward, gt_backward, gt_forward,
-    magnitude, max_abs_diff,
+    Dims, Pattern, agnn_backward, agnn_forward, allowed_error, gat_backward, gat_forward, gatv2_backward,
+    gatv2_forward, gt_backward, gt_forward, magnitude, max_abs_diff,
 };
 use indicatif::ProgressBar;
 
@@ -75,15 +78,16 @@ impl MemoryNeed {
         let features = mul(add(graph.num_dst(), graph.num_src())?, width)?;
         let scores = mul(add(graph.nnz(), add(graph.num_dst(), graph.num_src())?)?, heads as usize)?;
         // Host: f32 inputs (4 B) and up to four f64 copies alive at once (32 B); f64 and f32
-        // references of GT and AGNN (2 x (8 + 4) x 4 arrays = 96 B) and of GAT (out, dh, dh_dst:
-        // 36 B); downloads (4 B); the reference's per-edge scores, probabilities and their
-        // gradients in f64 and f32 (96 B).
-        let host = add(mul(features, 4 + 32 + 96 + 36 + 4)?, mul(scores, 96)?)?;
+        // references of GT and AGNN (2 x (8 + 4) x 4 arrays = 96 B), of GAT (out, dh, dh_dst:
+        // 36 B) and of GATv2 (out, dxl, dxr: 36 B); downloads (4 B); the reference's per-edge
+        // scores, probabilities and their gradients in f64 and f32 (96 B).
+        let host = add(mul(features, 4 + 32 + 96 + 36 + 36 + 4)?, mul(scores, 96)?)?;
         // Device: four f32 inputs, four outputs and gradients, AGNN's normalised copy and its
         // gradient, scratch (4 B x 12), GAT's output and two gradients while GT's are alive
-        // (4 B x 3); per-row statistics and per-edge work lists (32 B).
+        // (4 B x 3), GATv2's output, gradients and backward scratch beside them (4 B x 6);
+        // per-row statistics and per-edge work lists (32 B).
         let graph_bytes = DeviceGraph::bytes_for(graph.num_dst(), graph.num_src(), graph.nnz()).ok_or_else(overflow)?;
-        let device = add(add(mul(features, 60)?, mul(scores, 32)?)?, graph_bytes)?;
+        let device = add(add(mul(features, 84)?, mul(scores, 32)?)?, graph_bytes)?;
         Ok(Self { host, device })
     }
 }
@@ -91,7 +95,7 @@ impl MemoryNeed {
 /// One line of the main job's table.
 #[derive(Clone, Debug)]
 pub struct RunRow {
-    /// `"GT"` or `"AGNN"`.
+    /// `"GT"`, `"AGNN"`, `"GAT"` or `"GATv2"`.
     pub model: &'static str,
     /// The schedule asked for.
     pub schedule: Schedule,
@@ -167,7 +171,7 @@ pub fn run(
     preflight(backend, graph, options)?;
     let (h, f) = (options.heads, options.feat);
     let (warmup, repeats) = if backend.kind() == BackendKind::Cuda { (3, 10) } else { (0, 1) };
-    progress.set_length((options.schedules.len() * if graph.num_dst() == graph.num_src() { 3 } else { 2 }) as u64);
+    progress.set_length((options.schedules.len() * if graph.num_dst() == graph.num_src() { 4 } else { 3 }) as u64);
     progress.set_message("preparing the graph");
     let dg = DeviceGraph::new(backend, graph)?;
     let dims = Dims { heads: h as usize, feat: f as usize };
@@ -214,6 +218,11 @@ pub fn run(
         gat_backward(&pattern, dims, &up(&v), &up(&q), &up(&a_dst), &up(&a_src), s64, &rt.out, &rt.lse, &up(&d_out))?;
     let nt = gat_forward(&pattern, dims, &v, &q, &a_dst, &a_src, slope)?;
     let ntg = gat_backward(&pattern, dims, &v, &q, &a_dst, &a_src, slope, &nt.out, &nt.lse, &d_out)?;
+    // GATv2: xl = v, xr = q, a = GAT's a_dst.
+    let rv = gatv2_forward(&pattern, dims, &up(&v), &up(&q), &up(&a_dst), s64)?;
+    let rvg = gatv2_backward(&pattern, dims, &up(&v), &up(&q), &up(&a_dst), s64, &rv.out, &rv.lse, &up(&d_out))?;
+    let nv = gatv2_forward(&pattern, dims, &v, &q, &a_dst, slope)?;
+    let nvg = gatv2_backward(&pattern, dims, &v, &q, &a_dst, slope, &nv.out, &nv.lse, &d_out)?;
 
     let time = |work: &dyn Fn() -> dfgnn::Result<()>| -> Result<f64> {
         let mut samples = Vec::new();
@@ -358,6 +367,43 @@ pub fn run(
             model: "GAT",
             schedule,
             plan: gat.plan().summary(),
+            forward_ms,
+            forward_backward_ms,
+            error_ratio,
+            worst: worst.to_string(),
+        });
+        on_row(&rows[rows.len() - 1]);
+
+        // GATv2.
+        progress.set_message(format!("GATv2 under {schedule}"));
+        let gatv2 = GatV2::new(
+            &dg,
+            &GatV2Config { heads: h, feat: f, slope, plan: PlanOptions { schedule, ..Default::default() } },
+        )?;
+        let fwd = gatv2.forward(&bv, &bq, &ba_dst)?;
+        let grads = gatv2.backward(&fwd, &bd)?;
+        let checks = [
+            ("out", backend.download(&fwd.out)?, &nv.out, &rv.out),
+            ("dxl", backend.download(&grads.dxl)?, &nvg.dxl, &rvg.dxl),
+            ("dxr", backend.download(&grads.dxr)?, &nvg.dxr, &rvg.dxr),
+            ("da", backend.download(&grads.da)?, &nvg.da, &rvg.da),
+        ];
+        let (worst, error_ratio) = checks
+            .iter()
+            .map(|(name, fused, naive, reference)| {
+                (*name, ratio(max_abs_diff(fused, reference), max_abs_diff(naive, reference), magnitude(reference)))
+            })
+            .fold(("", 0.0f64), |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a });
+        let forward_ms = time(&|| gatv2.forward(&bv, &bq, &ba_dst).map(drop))?;
+        let forward_backward_ms = time(&|| {
+            let fwd = gatv2.forward(&bv, &bq, &ba_dst)?;
+            gatv2.backward(&fwd, &bd).map(drop)
+        })?;
+        progress.inc(1);
+        rows.push(RunRow {
+            model: "GATv2",
+            schedule,
+            plan: gatv2.plan().summary(),
             forward_ms,
             forward_backward_ms,
             error_ratio,

@@ -100,6 +100,7 @@ fn the_main_job_prints_rows_as_it_goes_and_keeps_them_when_a_later_schedule_fail
     assert!(stdout.contains("GT    edge_parallel"), "{stdout}");
     assert!(stdout.contains("AGNN  edge_parallel"), "{stdout}");
     assert!(stdout.contains("GAT   edge_parallel"), "{stdout}");
+    assert!(stdout.contains("GATv2 edge_parallel"), "{stdout}");
     assert!(!stdout.contains("checks passed"), "{stdout}");
 }
 
@@ -108,7 +109,7 @@ fn the_main_job_passes_and_shows_no_progress_on_a_pipe() {
     let out = dfgnn(&["run", "--graph", "er-1K-d8", "--schedule", "auto"]);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("all 3 checks passed on emulator"), "{stdout}");
+    assert!(stdout.contains("all 4 checks passed on emulator"), "{stdout}");
     assert_eq!(stderr, "", "progress belongs on terminals only");
 }
 
@@ -141,13 +142,13 @@ fn sparse_ids_need_relabel_and_keep_the_original_ids() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn bench_gat_times_every_schedule_asked_for() {
+/// `dfgnn bench MODEL` on a small graph gives a timed row for every schedule asked for.
+fn bench_times_every_schedule_asked_for(model: &str) {
     let schedules = ["auto", "row_tiled", "row_split", "row_group", "edge_parallel", "unfused"];
     let list = schedules.join(",");
     let out = dfgnn(&[
         "bench",
-        "gat",
+        model,
         "--graph",
         "er-1K-d8",
         "--heads",
@@ -163,7 +164,7 @@ fn bench_gat_times_every_schedule_asked_for() {
     ]);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("bench gat: graph er-1K-d8, 2 heads x 8 features"), "{stdout}");
+    assert!(stdout.contains(&format!("bench {model}: graph er-1K-d8, 2 heads x 8 features")), "{stdout}");
     for schedule in schedules {
         let row = stdout
             .lines()
@@ -173,4 +174,14 @@ fn bench_gat_times_every_schedule_asked_for() {
         let forward_ms: f64 = row.split_whitespace().nth(1).and_then(|ms| ms.parse().ok()).expect(row);
         assert!(forward_ms > 0.0, "{row}");
     }
+}
+
+#[test]
+fn bench_gat_times_every_schedule_asked_for() {
+    bench_times_every_schedule_asked_for("gat");
+}
+
+#[test]
+fn bench_gatv2_times_every_schedule_asked_for() {
+    bench_times_every_schedule_asked_for("gatv2");
 }

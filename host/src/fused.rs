@@ -4,7 +4,7 @@
 //! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
-use dfgnn_device::abi::{CombineParams, FeatureShape, LaunchParams, PassEdges, Units};
+use dfgnn_device::abi::{CombineParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, Units};
 use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
@@ -244,14 +244,15 @@ impl<'g, 'b> Fused<'g, 'b> {
         unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, &combine) }
     }
 
-    /// The edges of `pass` over `side` for `units`.
-    pub(crate) fn edges(&self, pass: &DevicePass, side: Side, units: Units) -> PassEdges {
+    /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.
+    pub(crate) fn edges(&self, pass: &DevicePass, side: Side, units: Units, dropout: DropoutParams) -> PassEdges {
         let g = self.graph;
-        let (offsets, neighbours) = match side {
-            Side::Rows => (g.d_row_offsets.view(), g.d_columns.view()),
-            Side::Columns => (g.d_col_offsets.view(), g.d_csc_rows.view()),
+        let (offsets, neighbours, edge_ids) = match side {
+            Side::Rows => (g.d_row_offsets.view(), g.d_columns.view(), GSlice::empty()),
+            Side::Columns => (g.d_col_offsets.view(), g.d_csc_rows.view(), g.d_csc_edge_ids.view()),
         };
-        PassEdges { offsets, neighbours, units, shape: pass.shape(self.plan.heads, self.plan.feat) }
+        let shape = pass.shape(self.plan.heads, self.plan.feat);
+        PassEdges { offsets, neighbours, edge_ids, units, shape, dropout }
     }
 
     /// Runs one fused pass: one launch over its units (and one of `packed_kernel` over its packed

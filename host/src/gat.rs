@@ -11,8 +11,9 @@
 //! bit-identical run after run. [`Gat::forward_precomputed`] takes `el` and `er` instead.
 
 use dfgnn_device::abi::{
-    ColumnGrads, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams, GatGroupParams,
-    GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams, GroupParams, RowGrads,
+    ColumnGrads, DropoutParams, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams,
+    GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams,
+    GroupParams, RowGrads,
 };
 use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gat::{
@@ -32,7 +33,7 @@ use crate::plan::{self, Plan, PlanOptions, Schedule};
 pub const DEFAULT_GAT_SLOPE: f32 = 0.2;
 
 /// Threads per block of the node kernels.
-const NODE_BLOCK: u32 = 256;
+pub(crate) const NODE_BLOCK: u32 = 256;
 
 /// Most partials of an attention vector's gradient (one per block of nodes).
 const MAX_VECTOR_PARTIALS: usize = 1024;
@@ -264,6 +265,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
+                    dropout: DropoutParams::OFF,
                 },
                 el: el_v,
                 er: er_v,
@@ -288,7 +290,14 @@ impl<'g, 'b> Gat<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GatFwdParams { edges: f.edges(pass, Side::Rows, units), el: el_v, er: er_v, h, dst, slope }
+                GatFwdParams {
+                    edges: f.edges(pass, Side::Rows, units, DropoutParams::OFF),
+                    el: el_v,
+                    er: er_v,
+                    h,
+                    dst,
+                    slope,
+                }
             },
             |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -374,43 +383,9 @@ impl<'g, 'b> Gat<'g, 'b> {
         Ok(dx)
     }
 
-    /// `da[h, f] = Σ_n d[n, h]·x[n, h, f]`: per-block partials over fixed node ranges, then their
-    /// sum in block order (deterministic).
+    /// `da[h, f] = Σ_n d[n, h]·x[n, h, f]` ([`vector_grad`]).
     fn vector_grad(&self, d: &Buffer<f32>, x: GSlice<f32>, nodes: usize) -> Result<Buffer<f32>> {
-        let (heads, feat) = (self.heads(), self.fused.plan.feat);
-        let len = heads as usize * feat as usize;
-        let backend = self.backend();
-        let blocks = nodes.div_ceil(64).clamp(1, MAX_VECTOR_PARTIALS);
-        let per_block = nodes.div_ceil(blocks).max(1);
-        let mut partial = backend.alloc::<f32>(blocks * len)?;
-        let params = GatVectorGradParams {
-            d_scores: d.view(),
-            x,
-            partial: partial.view_mut(),
-            nodes: nodes as u32,
-            heads,
-            feat,
-            nodes_per_block: per_block as u32,
-        };
-        let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
-        if nodes == 0 {
-            partial = backend.upload(&vec![0.0f32; blocks * len])?;
-        } else {
-            // SAFETY: d [nodes, H], x [nodes, H, F], partial [blocks, H, F] distinct; block b
-            // writes row b of the partials for its nodes.
-            unsafe { backend.launch(&GAT_VECTOR_GRAD_PARTIALS, &config, &params)? };
-        }
-        let mut out = backend.alloc::<f32>(len)?;
-        let sum =
-            GatVectorSumParams { partial: partial.view(), out: out.view_mut(), blocks: blocks as u32, len: len as u32 };
-        let config = LaunchConfig {
-            grid: Dim3::x(len.div_ceil(NODE_BLOCK as usize) as u32),
-            block: Dim3::x(NODE_BLOCK),
-            shared_bytes: 0,
-        };
-        // SAFETY: partial [blocks, len] written above, out [len] distinct; one thread per element.
-        unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &sum)? };
-        Ok(out)
+        vector_grad(self.backend(), self.heads(), self.fused.plan.feat, d.view(), x, nodes)
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h` (through the aggregation only), `el`
@@ -447,7 +422,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             rows_kernel.1.as_ref(),
             &[heads as usize],
             |units, partials| GatBwdRowsParams {
-                edges: f.edges(rows_pass, Side::Rows, units),
+                edges: f.edges(rows_pass, Side::Rows, units, DropoutParams::OFF),
                 el,
                 er,
                 h,
@@ -474,7 +449,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             cols_kernel.1.as_ref(),
             &[heads as usize, heads as usize * feat as usize],
             |units, partials| GatBwdColsParams {
-                edges: f.edges(cols_pass, Side::Columns, units),
+                edges: f.edges(cols_pass, Side::Columns, units, DropoutParams::OFF),
                 el,
                 er,
                 h,
@@ -519,4 +494,49 @@ impl<'g, 'b> Gat<'g, 'b> {
         baseline::spmm_transposed(g, heads, feat, &alpha, d_out.view(), 1.0, &mut dh)?;
         Ok(GatPrecomputedGrads { dh, d_el, d_er })
     }
+}
+
+/// `da[h, f] = Σ_n d[n, h]·x[n, h, f]` (`d` empty: `Σ_n x[n, h, f]`) for `nodes` nodes of
+/// `heads` × `feat`: per-block partials over fixed node ranges, then their sum in block order
+/// (deterministic).
+pub(crate) fn vector_grad(
+    backend: &Backend,
+    heads: u32,
+    feat: u32,
+    d: GSlice<f32>,
+    x: GSlice<f32>,
+    nodes: usize,
+) -> Result<Buffer<f32>> {
+    let len = heads as usize * feat as usize;
+    let blocks = nodes.div_ceil(64).clamp(1, MAX_VECTOR_PARTIALS);
+    let per_block = nodes.div_ceil(blocks).max(1);
+    let mut partial = backend.alloc::<f32>(blocks * len)?;
+    let params = GatVectorGradParams {
+        d_scores: d,
+        x,
+        partial: partial.view_mut(),
+        nodes: nodes as u32,
+        heads,
+        feat,
+        nodes_per_block: per_block as u32,
+    };
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
+    if nodes == 0 {
+        partial = backend.upload(&vec![0.0f32; blocks * len])?;
+    } else {
+        // SAFETY: d empty or [nodes, H], x [nodes, H, F], partial [blocks, H, F] distinct; block
+        // b writes row b of the partials for its nodes.
+        unsafe { backend.launch(&GAT_VECTOR_GRAD_PARTIALS, &config, &params)? };
+    }
+    let mut out = backend.alloc::<f32>(len)?;
+    let sum =
+        GatVectorSumParams { partial: partial.view(), out: out.view_mut(), blocks: blocks as u32, len: len as u32 };
+    let config = LaunchConfig {
+        grid: Dim3::x(len.div_ceil(NODE_BLOCK as usize) as u32),
+        block: Dim3::x(NODE_BLOCK),
+        shared_bytes: 0,
+    };
+    // SAFETY: partial [blocks, len] written above, out [len] distinct; one thread per element.
+    unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &sum)? };
+    Ok(out)
 }

@@ -8,7 +8,8 @@
 //! atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
-    ColumnGrads, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams, RowGrads,
+    ColumnGrads, DropoutParams, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams,
+    RowGrads,
 };
 use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gt::VARIANTS;
@@ -154,6 +155,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
+                    dropout: DropoutParams::OFF,
                 },
                 q,
                 k,
@@ -176,7 +178,14 @@ impl<'g, 'b> Gt<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units), q, k, v, dst, scale_log2 }
+                GtFwdParams {
+                    edges: self.fused.edges(pass, Side::Rows, units, DropoutParams::OFF),
+                    q,
+                    k,
+                    v,
+                    dst,
+                    scale_log2,
+                }
             },
             |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -224,7 +233,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             rows_kernel.1.as_ref(),
             &[width],
             |units, partials| GtBwdRowsParams {
-                edges: self.fused.edges(rows_pass, Side::Rows, units),
+                edges: self.fused.edges(rows_pass, Side::Rows, units, DropoutParams::OFF),
                 q: fwd.q,
                 k: fwd.k,
                 v: fwd.v,
@@ -252,7 +261,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             cols_kernel.1.as_ref(),
             &[width, width],
             |units, partials| GtBwdColsParams {
-                edges: self.fused.edges(cols_pass, Side::Columns, units),
+                edges: self.fused.edges(cols_pass, Side::Columns, units, DropoutParams::OFF),
                 q: fwd.q,
                 k: fwd.k,
                 v: fwd.v,

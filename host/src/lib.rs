@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | backend | [`backend`] | a CUDA device or the emulator: buffers, launches, timing |
 //! | graph | [`graph`] | a graph prepared once on a backend |
-//! | ops | [`gt`], [`agnn`], [`gat`] | fused attention forward and backward, planned by [`plan`] |
+//! | ops | [`gt`], [`agnn`], [`gat`], [`gatv2`] | fused attention forward and backward, planned by [`plan`] |
 //! | interop | [`external`] | the ops on memory someone else owns (PyTorch tensors) |
 //!
 //! | on the CPU | on the device |
@@ -19,6 +19,7 @@ mod error;
 pub mod external;
 mod fused;
 pub mod gat;
+pub mod gatv2;
 pub mod graph;
 pub mod gt;
 pub mod plan;
@@ -27,6 +28,7 @@ pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, Counts, DeviceLimits, Element, Selection};
 pub use error::{Error, Result};
 pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
+pub use gatv2::{DEFAULT_GATV2_SLOPE, GatV2, GatV2Config, GatV2Forward, GatV2Grads};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
 pub use plan::{Plan, PlanOptions, Schedule};

@@ -103,3 +103,31 @@ impl GatInputs {
         }
     }
 }
+
+/// The inputs of one GATv2 check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatV2Inputs {
+    /// `[N_src, H, F]` source features (scored and aggregated).
+    pub xl: Vec<f32>,
+    /// `[N_dst, H, F]` destination features (scored).
+    pub xr: Vec<f32>,
+    /// `[H, F]` the attention vector.
+    pub a: Vec<f32>,
+    /// `[N_dst, H, F]`, the gradient of the loss with respect to the output.
+    pub d_out: Vec<f32>,
+}
+
+impl GatV2Inputs {
+    /// Inputs for `num_dst` × `num_src` nodes of `heads` × `feat` features, from `seed`; the
+    /// attention vector is scaled by `magnitude` (the scores grow with it).
+    pub fn random(num_dst: usize, num_src: usize, heads: u32, feat: u32, magnitude: f32, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6a72);
+        let hf = heads as usize * feat as usize;
+        Self {
+            xl: uniform(&mut rng, num_src * hf, 1.0),
+            xr: uniform(&mut rng, num_dst * hf, 1.0),
+            a: uniform(&mut rng, hf, magnitude),
+            d_out: uniform(&mut rng, num_dst * hf, 1.0),
+        }
+    }
+}

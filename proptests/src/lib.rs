@@ -7,7 +7,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`gt`], [`agnn`], [`gat`] | one check: run forward + backward through the public API, compare every result with the reference |
+//! | [`gt`], [`agnn`], [`gat`], [`gatv2`] | one check: run forward + backward through the public API, compare every result with the reference |
 //! | [`inputs`] | seeded features, output gradients, β, attention vectors |
 //! | [`cases`] | shapes, forced plan options, graphs, budgets, proptest strategies |
 //! | [`suite`], [`errors`] | the test bodies |
@@ -24,6 +24,7 @@ pub mod agnn;
 pub mod cases;
 pub mod errors;
 pub mod gat;
+pub mod gatv2;
 pub mod gt;
 pub mod inputs;
 pub mod report;
@@ -31,6 +32,7 @@ pub mod suite;
 
 pub use agnn::{AgnnResults, check_agnn, check_agnn_repeatable, run_agnn};
 pub use gat::{GatCase, GatResults, check_gat, check_gat_case, check_gat_repeatable, run_gat};
+pub use gatv2::{GatV2Case, GatV2Results, check_gatv2, check_gatv2_case, check_gatv2_repeatable, run_gatv2};
 pub use gt::{GtCase, GtResults, check_gt, check_gt_case, check_gt_repeatable, run_gt};
 pub use report::Report;
 
@@ -92,6 +94,42 @@ macro_rules! testgen_all {
         $(#[$attr])*
         fn gat_results_are_bit_identical_run_after_run() {
             $crate::suite::gat_results_are_bit_identical_run_after_run(&$backend, $budget);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_random_power_law_graphs() {
+            $crate::suite::gatv2_random_power_law_graphs(&$backend, $budget, file!());
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_random_bipartite_graphs() {
+            $crate::suite::gatv2_random_bipartite_graphs(&$backend, $budget, file!());
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_every_schedule_and_shape() {
+            $crate::suite::every_schedule_and_shape(&$backend, $crate::suite::Model::GatV2);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_forced_options_on_every_schedule() {
+            $crate::suite::forced_options_on_every_schedule(&$backend, $crate::suite::Model::GatV2);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_corner_cases() {
+            $crate::suite::corner_cases(&$backend, $budget, $crate::suite::Model::GatV2);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_results_are_bit_identical_run_after_run() {
+            $crate::suite::gatv2_results_are_bit_identical_run_after_run(&$backend, $budget);
         }
 
         #[test]

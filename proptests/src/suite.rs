@@ -14,6 +14,7 @@ use crate::cases::{
     sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
+use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
 use crate::gt::{GtCase, check_gt_case, check_gt_repeatable};
 use crate::inputs::{AgnnInputs, GtInputs};
 use crate::{Report, check_agnn, check_agnn_repeatable, check_gt, run_agnn, run_gt};
@@ -183,6 +184,36 @@ pub fn gat_random_bipartite_graphs(backend: &Backend, budget: Budget, source_fil
     );
 }
 
+/// GATv2 on random power-law graphs: as [`gat_random_power_law_graphs`] (the magnitude scales
+/// the attention vector, the score scale serves as the slope).
+pub fn gatv2_random_power_law_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gatv2_random_power_law_graphs",
+        runner(budget.cases, source_file),
+        power_law_cases(budget),
+        |((heads, feat), graph, options, (magnitude, scale, seed))| {
+            let g = graph.build();
+            let slope = scale.unwrap_or(dfgnn::DEFAULT_GATV2_SLOPE);
+            let case = GatV2Case { heads, feat, slope, magnitude, options: options.clone() };
+            let report = check_gatv2_case(backend, &g, &case, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
+/// GATv2 on random bipartite blocks (`num_dst ≠ num_src`: `xr` and `xl` of different lengths).
+pub fn gatv2_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
+    run_proptest(
+        "gatv2_random_bipartite_graphs",
+        runner(budget.cases, source_file),
+        bipartite_cases(budget),
+        |((heads, feat), g, options, seed)| {
+            let report = check_gatv2(backend, &g, heads, feat, &options, seed)?;
+            honoured(&report, &options, &g)
+        },
+    );
+}
+
 /// GT on random bipartite blocks (`num_dst ≠ num_src`, with hubs).
 pub fn gt_random_bipartite_graphs(backend: &Backend, budget: Budget, source_file: &'static str) {
     run_proptest(
@@ -202,6 +233,7 @@ pub fn every_schedule_and_shape(backend: &Backend, model: Model) {
         "gt_every_schedule_and_shape",
         "agnn_every_schedule_and_shape",
         "gat_every_schedule_and_shape",
+        "gatv2_every_schedule_and_shape",
     ]));
     let g = sweep_graph();
     for schedule in Schedule::ALL {
@@ -221,6 +253,7 @@ pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
         "gt_forced_options_on_every_schedule",
         "agnn_forced_options_on_every_schedule",
         "gat_forced_options_on_every_schedule",
+        "gatv2_forced_options_on_every_schedule",
     ]));
     let g = sweep_graph();
     for schedule in Schedule::ALL {
@@ -258,7 +291,8 @@ pub fn full_cross_product(backend: &Backend) {
 /// Every named corner case × every schedule × the shapes that fit the budget. AGNN skips the
 /// bipartite graph here (see [`agnn_refuses_bipartite_graphs`]).
 pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
-    let mut tally = Tally::new(model.pick(["gt_corner_cases", "agnn_corner_cases", "gat_corner_cases"]));
+    let mut tally =
+        Tally::new(model.pick(["gt_corner_cases", "agnn_corner_cases", "gat_corner_cases", "gatv2_corner_cases"]));
     for (name, g) in corner_graphs(&budget) {
         if model == Model::Agnn && !g.is_square() {
             continue;
@@ -319,6 +353,20 @@ pub fn gat_results_are_bit_identical_run_after_run(backend: &Backend, budget: Bu
         for (_, options) in forced_options(schedule).into_iter().take(2) {
             for (h, f) in [(3, 33), (4, 64)] {
                 tally.record(check_gat_repeatable(backend, &g, &GatCase::new(h, f, &options), 9, budget.repeats));
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// Same inputs, same bits for GATv2, as [`gat_results_are_bit_identical_run_after_run`].
+pub fn gatv2_results_are_bit_identical_run_after_run(backend: &Backend, budget: Budget) {
+    let mut tally = Tally::new("gatv2_results_are_bit_identical_run_after_run");
+    let g = sweep_graph();
+    for schedule in Schedule::ALL {
+        for (_, options) in forced_options(schedule).into_iter().take(2) {
+            for (h, f) in [(3, 33), (4, 64)] {
+                tally.record(check_gatv2_repeatable(backend, &g, &GatV2Case::new(h, f, &options), 9, budget.repeats));
             }
         }
     }
@@ -398,7 +446,7 @@ pub fn fused_backward_keeps_naive_accuracy_at_large_scores(backend: &Backend) {
     tally.finish();
 }
 
-/// GT, AGNN or GAT, for the bodies that run each.
+/// GT, AGNN, GAT or GATv2, for the bodies that run each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// [`check_gt`].
@@ -407,15 +455,18 @@ pub enum Model {
     Agnn,
     /// [`check_gat`].
     Gat,
+    /// [`check_gatv2`].
+    GatV2,
 }
 
 impl Model {
-    /// The one of `[gt, agnn, gat]` that is this model's.
-    fn pick(self, [gt, agnn, gat]: [&'static str; 3]) -> &'static str {
+    /// The one of `[gt, agnn, gat, gatv2]` that is this model's.
+    fn pick(self, [gt, agnn, gat, gatv2]: [&'static str; 4]) -> &'static str {
         match self {
             Model::Gt => gt,
             Model::Agnn => agnn,
             Model::Gat => gat,
+            Model::GatV2 => gatv2,
         }
     }
 
@@ -432,6 +483,7 @@ impl Model {
             Model::Gt => check_gt(backend, graph, heads, feat, options, seed),
             Model::Agnn => check_agnn(backend, graph, heads, feat, options, seed),
             Model::Gat => check_gat(backend, graph, heads, feat, options, seed),
+            Model::GatV2 => check_gatv2(backend, graph, heads, feat, options, seed),
         }
     }
 }

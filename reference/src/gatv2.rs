@@ -153,8 +153,49 @@ pub fn gatv2_forward<T: Float>(
     a: &[T],
     slope: T,
 ) -> Result<GatV2Forward<T>, RefError> {
+    forward(pattern, dims, xl, xr, a, slope, None)
+}
+
+/// [`gatv2_forward`] with attention dropout: `o_i = Σ_j α_ij·factor_ij·xl_j`, `factors` the
+/// `[E, H]` dropout factors (`crate::dropout_factors`: `1 / (1 − p)` where kept, 0 where
+/// dropped); `lse` is the undropped softmax's.
+pub fn gatv2_forward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    xl: &[T],
+    xr: &[T],
+    a: &[T],
+    slope: T,
+    factors: &[T],
+) -> Result<GatV2Forward<T>, RefError> {
+    forward(pattern, dims, xl, xr, a, slope, Some(factors))
+}
+
+/// `alpha ⊙ factors`, or `alpha` itself without dropout.
+fn dropped<T: Float>(
+    op: &'static str,
+    pattern: &Pattern<'_>,
+    heads: usize,
+    alpha: Vec<T>,
+    factors: Option<&[T]>,
+) -> Result<Vec<T>, RefError> {
+    let Some(factors) = factors else { return Ok(alpha) };
+    check_edges(op, "factors", factors, pattern, heads)?;
+    Ok(alpha.iter().zip(factors).map(|(&x, &f)| x * f).collect())
+}
+
+fn forward<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    xl: &[T],
+    xr: &[T],
+    a: &[T],
+    slope: T,
+    factors: Option<&[T]>,
+) -> Result<GatV2Forward<T>, RefError> {
     let scores = gatv2_edge_scores(pattern, dims, xl, xr, a, slope)?;
     let (alpha, lse) = row_softmax(pattern, dims.heads, &scores)?;
+    let alpha = dropped("gatv2_forward", pattern, dims.heads, alpha, factors)?;
     let out = spmm(pattern, dims, &alpha, xl)?;
     Ok(GatV2Forward { out, lse })
 }
@@ -180,14 +221,49 @@ pub fn gatv2_backward<T: Float>(
     lse: &[T],
     d_out: &[T],
 ) -> Result<GatV2Grads<T>, RefError> {
+    backward(pattern, dims, (xl, xr, a), slope, (out, lse, d_out), None)
+}
+
+/// [`gatv2_backward`] of [`gatv2_forward_dropout`] with the same `factors`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the kernel interface: inputs, saved state, the incoming gradient and the mask"
+)]
+pub fn gatv2_backward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    xl: &[T],
+    xr: &[T],
+    a: &[T],
+    slope: T,
+    out: &[T],
+    lse: &[T],
+    d_out: &[T],
+    factors: &[T],
+) -> Result<GatV2Grads<T>, RefError> {
+    backward(pattern, dims, (xl, xr, a), slope, (out, lse, d_out), Some(factors))
+}
+
+/// The backward: with dropout factors `m`, `o = (α⊙m)·xl`, so the aggregation's gradient of
+/// `α⊙m` is multiplied by `m` on its way to α, and `D = dO·o` as without dropout.
+fn backward<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    (xl, xr, a): (&[T], &[T], &[T]),
+    slope: T,
+    (out, lse, d_out): (&[T], &[T], &[T]),
+    factors: Option<&[T]>,
+) -> Result<GatV2Grads<T>, RefError> {
     const OP: &str = "gatv2_backward";
     check_inputs(OP, pattern, dims, xl, xr, a)?;
     check_saved(OP, pattern, dims, out, lse, d_out)?;
     let scores = gatv2_edge_scores(pattern, dims, xl, xr, a, slope)?;
     let alpha = alpha_from_lse(pattern, dims.heads, &scores, lse)?;
+    let kept = dropped(OP, pattern, dims.heads, alpha.clone(), factors)?;
     let delta = attention_delta(pattern.num_dst, dims, out, d_out)?;
-    let agg = spmm_backward(pattern, dims, &alpha, xl, d_out)?;
-    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &agg.d_alpha, &delta)?;
+    let agg = spmm_backward(pattern, dims, &kept, xl, d_out)?;
+    let d_alpha = dropped(OP, pattern, dims.heads, agg.d_alpha, factors)?;
+    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &d_alpha, &delta)?;
     let score = gatv2_edge_scores_backward(pattern, dims, xl, xr, a, slope, &ds)?;
     let dxl = agg.dv.iter().zip(&score.dxl).map(|(&v, &s)| v + s).collect();
     Ok(GatV2Grads { dxl, dxr: score.dxr, da: score.da })

@@ -44,6 +44,7 @@
 //! | [`gat`] | GAT, from features or from precomputed node scores |
 //! | [`gatv2`] | GATv2 (a score over the features: `⟨a, LeakyReLU(xl_j + xr_i)⟩`) |
 //! | [`agnn`] | AGNN (cosine attention with temperature β) |
+//! | [`dropout`] | attention dropout's mask (Philox-4x32-10 of seed, edge and head), as the kernels make it |
 //! | [`precision`] | the project's tolerance rule ([`compare`]), `f32`/`f64` conversions |
 //! | [`sparse`] | one head's attention matrix as a `sprs` CSR matrix |
 //!
@@ -51,6 +52,7 @@
 //! This crate depends on no other dfgnn crate; it takes its own borrowed CSR view.
 
 pub mod agnn;
+pub mod dropout;
 mod error;
 pub mod gat;
 pub mod gatv2;
@@ -64,6 +66,7 @@ pub mod sparse;
 pub use agnn::{
     AGNN_NORM_EPS, AgnnForward, AgnnGrads, Normalized, agnn_backward, agnn_forward, l2_normalize, l2_normalize_backward,
 };
+pub use dropout::{dropout_factors, dropout_keep, dropout_threshold, philox4x32_10};
 pub use error::RefError;
 pub use gat::{
     EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_precomputed,
@@ -71,8 +74,8 @@ pub use gat::{
     gat_node_scores_backward,
 };
 pub use gatv2::{
-    GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_edge_scores, gatv2_edge_scores_backward,
-    gatv2_forward,
+    GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_backward_dropout, gatv2_edge_scores,
+    gatv2_edge_scores_backward, gatv2_forward, gatv2_forward_dropout,
 };
 pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
 pub use ops::{

@@ -69,6 +69,25 @@ pub struct FeatureShape {
     pub lanes: LaneMap,
 }
 
+/// Attention dropout of a launch: edge `e` (its CSR id) keeps head `h`'s weight, times
+/// `scale = 1 / (1 − p)`, when the mask of `kernels::common::dropout` says so; `threshold` 0
+/// ([`DropoutParams::OFF`]) keeps every weight as it is and skips the mask.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DropoutParams {
+    /// The mask's seed.
+    pub seed: u64,
+    /// `⌊p·2^32⌋` for dropout probability `p`; 0 for none.
+    pub threshold: u32,
+    /// `1 / (1 − p)`, the factor of a kept weight.
+    pub scale: f32,
+}
+
+impl DropoutParams {
+    /// No dropout.
+    pub const OFF: Self = Self { seed: 0, threshold: 0, scale: 1.0 };
+}
+
 /// The edges a row pass (over the CSR) or a column pass (over the CSC) covers.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -77,10 +96,15 @@ pub struct PassEdges {
     pub offsets: GSlice<u64>,
     /// `[E]` each slot's neighbour: the source node (CSR) or the destination row (CSC).
     pub neighbours: GSlice<u32>,
+    /// `[E]` the CSR edge id of each CSC slot (column passes, for the dropout mask); empty for
+    /// row passes, whose slots are the CSR ids.
+    pub edge_ids: GSlice<u32>,
     /// The work of this launch.
     pub units: Units,
     /// Heads, features, lane mapping.
     pub shape: FeatureShape,
+    /// Attention dropout.
+    pub dropout: DropoutParams,
 }
 
 /// Where a fused forward writes: whole rows straight to the outputs, chunks of split rows to
@@ -205,4 +229,6 @@ pub struct GroupParams {
     pub stats: GSliceMut<f32>,
     /// Number of groups `G` (= blocks).
     pub num_groups: u32,
+    /// Attention dropout (applied in the aggregation; edges by CSR id).
+    pub dropout: DropoutParams,
 }

@@ -29,7 +29,7 @@ pub struct GatFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatFwdParams {}
-const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 280);
 
 /// `gat_group_*`: the `row_group` forward of GAT.
 #[repr(C)]
@@ -48,7 +48,7 @@ pub struct GatGroupParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatGroupParams {}
-const _: () = assert!(core::mem::size_of::<GatGroupParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GatGroupParams>() == 264);
 
 /// `gat_bwd_rows_*`: the row pass of the backward: `d el` and D = dO·o for the column pass.
 #[repr(C)]
@@ -70,7 +70,7 @@ pub struct GatBwdRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdRowsParams {}
-const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 264);
+const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 296);
 
 /// `gat_bwd_cols_*`: the column pass of the backward over the CSC: `d er` and the features'
 /// gradient through the aggregation.
@@ -93,7 +93,7 @@ pub struct GatBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 312);
 
 /// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`).
 #[repr(C)]
@@ -144,7 +144,8 @@ const _: () = assert!(core::mem::size_of::<GatNodeScoresBackwardParams>() == 80)
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatVectorGradParams {
-    /// `[N, H]` gradient of the node scores.
+    /// `[N, H]` gradient of the node scores, or empty for ones (a plain sum of `x` over nodes,
+    /// as GATv2 sums its rows' terms of `d a`).
     pub d_scores: GSlice<f32>,
     /// `[N, H, F]` features.
     pub x: GSlice<f32>,

@@ -27,7 +27,7 @@ pub struct GtFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtFwdParams {}
-const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 280);
 
 /// `gt_bwd_rows_*`: the row pass of the backward: dq, and D = dO·o for the column pass.
 #[repr(C)]
@@ -50,7 +50,7 @@ pub struct GtBwdRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdRowsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdRowsParams>() == 264);
+const _: () = assert!(core::mem::size_of::<GtBwdRowsParams>() == 296);
 
 /// `gt_bwd_cols_*`: the column pass of the backward over the CSC: dk and dv.
 #[repr(C)]
@@ -73,7 +73,7 @@ pub struct GtBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 312);
 
 /// `gt_group_*`: the `row_group` forward of GT.
 #[repr(C)]
@@ -92,4 +92,4 @@ pub struct GtGroupParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtGroupParams {}
-const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 248);
+const _: () = assert!(core::mem::size_of::<GtGroupParams>() == 264);

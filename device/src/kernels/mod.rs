@@ -6,6 +6,7 @@ pub mod attention;
 pub mod common;
 pub mod demo;
 pub mod gat;
+pub mod gatv2;
 pub mod gt;
 pub mod unfused;
 pub mod util;

@@ -1,7 +1,9 @@
 //! GATv2: gradient checks for every input (square and bipartite graphs) by central differences,
 //! and a dense forward oracle that does not use the CSR edge order.
 
-use dfgnn_reference::{Dims, gatv2_backward, gatv2_forward};
+use dfgnn_reference::{
+    Dims, dropout_factors, gatv2_backward, gatv2_backward_dropout, gatv2_forward, gatv2_forward_dropout,
+};
 
 use crate::common::{
     DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, max_abs, rng, test_graphs, uniform,
@@ -68,4 +70,41 @@ fn gatv2_forward_matches_dense_attention() {
             assert_close("lse", &fwd.lse, &lse, 1e-12);
         }
     }
+}
+
+#[test]
+fn gatv2_dropout_gradients_match_central_differences() {
+    for (gi, g) in test_graphs(90).iter().enumerate() {
+        let p = g.pattern();
+        for dims in DIMS {
+            let x = inputs(g, dims, 900 + gi as u64);
+            let m = dropout_factors(gi as u64, 0.4, p.num_edges(), dims.heads);
+            let fwd = gatv2_forward_dropout(&p, dims, &x.xl, &x.xr, &x.a, SLOPE, &m).unwrap();
+            let grads =
+                gatv2_backward_dropout(&p, dims, &x.xl, &x.xr, &x.a, SLOPE, &fwd.out, &fwd.lse, &x.d_out, &m).unwrap();
+            let ctx = format!("dropout, graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
+            let run =
+                |xl: &[f64], xr: &[f64], a: &[f64]| gatv2_forward_dropout(&p, dims, xl, xr, a, SLOPE, &m).unwrap().out;
+            let d = &x.d_out;
+            assert_gradient(&format!("{ctx}: dxl"), &x.xl, &grads.dxl, d, |v| run(v, &x.xr, &x.a));
+            assert_gradient(&format!("{ctx}: dxr"), &x.xr, &grads.dxr, d, |v| run(&x.xl, v, &x.a));
+            assert_gradient(&format!("{ctx}: da"), &x.a, &grads.da, d, |v| run(&x.xl, &x.xr, v));
+        }
+    }
+}
+
+#[test]
+fn gatv2_dropout_with_every_edge_kept_unscaled_is_gatv2() {
+    let g = &test_graphs(91)[0];
+    let p = g.pattern();
+    let dims = DIMS[0];
+    let x = inputs(g, dims, 91);
+    let ones = vec![1.0; p.num_edges() * dims.heads];
+    let plain = gatv2_forward(&p, dims, &x.xl, &x.xr, &x.a, SLOPE).unwrap();
+    let masked = gatv2_forward_dropout(&p, dims, &x.xl, &x.xr, &x.a, SLOPE, &ones).unwrap();
+    assert_eq!(plain, masked);
+    let b = gatv2_backward(&p, dims, &x.xl, &x.xr, &x.a, SLOPE, &plain.out, &plain.lse, &x.d_out).unwrap();
+    let bm =
+        gatv2_backward_dropout(&p, dims, &x.xl, &x.xr, &x.a, SLOPE, &plain.out, &plain.lse, &x.d_out, &ones).unwrap();
+    assert_eq!(b, bm);
 }

@@ -4,6 +4,7 @@
 
 mod agnn;
 mod common;
+mod dropout;
 mod errors;
 mod gat;
 mod gatv2;

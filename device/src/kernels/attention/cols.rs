@@ -13,11 +13,13 @@
 //! None.
 //!
 //! # Numerics
-//! f32, as the row pass. Whole columns write the key gradient times [`Score::grad_scale`] and the
+//! f32, as the row pass; with dropout, `dv_j = Σ_i α_ij·factor_ij·dO_i` and `ds` as in the row
+//! pass, the mask regenerated from the CSR id of each CSC slot (`edges.edge_ids`). Whole columns write the key gradient times [`Score::grad_scale`] and the
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
 
 use crate::abi::{ColumnGrads, PassEdges};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
@@ -29,7 +31,14 @@ use crate::simt::{F2, GSlice, math};
 /// The column pass over `edges` (a CSC pass: units are source nodes, neighbours are rows) of the
 /// model `score` with the forward's inputs.
 #[inline(always)]
-pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+pub fn backward_cols<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -39,14 +48,21 @@ pub fn backward_cols<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
 ) {
     let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        backward_cols_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, grads, &work);
+        backward_cols_unit::<V, SLOTS, STEP, DROPOUT, PACKED, M>(edges, score, q, k, v, grads, &work);
     }
 }
 
 /// One task of [`backward_cols`]: `PACKED` when each team took a row of its own.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward_cols_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+fn backward_cols_unit<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -60,6 +76,7 @@ fn backward_cols_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
     let stats = grads.stats.cast::<F2>();
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let score = score.bind(&lanes, &slots);
         // Prologue: this source node's key and value.
         let kj = load_slots(&lanes, &k, work.node, &slots);
         let vj = lanes.load(&v, work.node, &slots);
@@ -91,12 +108,19 @@ fn backward_cols_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
                 head_sum(&lanes.map, &mut dov);
                 let s2 = score.score(&lanes.map, &score.query(&queries[c]), &kj);
                 if valid[c] {
+                    // The edge's CSR id, for the dropout mask (read only when dropout is on).
+                    let edge = if DROPOUT && edges.dropout.threshold != 0 {
+                        edges.edge_ids.load(lanes.edge(base, c) as usize) as u64
+                    } else {
+                        0
+                    };
                     unroll!(SLOTS, |s| {
                         if slots[s].active {
                             let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
-                            let ds = alpha * (dov[s] - deltas[c][s]);
-                            dk[s] = score.d_key(dk[s], queries[c][s], kj[s], ds);
-                            dv[s] = grads_out[c][s].mul_add(alpha, dv[s]);
+                            let factor = dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                            let ds = alpha * (dov[s] * factor - deltas[c][s]);
+                            dk[s] = score.d_key(s, dk[s], queries[c][s], kj[s], ds);
+                            dv[s] = grads_out[c][s].mul_add(alpha * factor, dv[s]);
                         }
                     });
                 }

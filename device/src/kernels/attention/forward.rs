@@ -14,7 +14,9 @@
 //! None.
 //!
 //! # Numerics
-//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Whole rows write
+//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Attention dropout
+//! (when on) scales each edge's weight in the aggregation by its mask factor, not in the sum
+//! `l` the output is normalised by: `out = Σ α_ij·factor_ij·v_j`. Whole rows write
 //! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
 //! for the backward `(m, 1/l)` (the backward recomputes the scores with the same arithmetic, so
 //! the largest weight comes back as exactly `1/l`); chunks of split rows write the unnormalised
@@ -22,6 +24,7 @@
 
 use crate::abi::{ForwardOut, PassEdges};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
@@ -34,7 +37,14 @@ use crate::simt::{GSlice, math};
 /// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
 /// operands `k` and values `v`, results to `dst`.
 #[inline(always)]
-pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+pub fn forward<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -44,14 +54,21 @@ pub fn forward<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLO
 ) {
     let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        forward_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, dst, &work);
+        forward_unit::<V, SLOTS, STEP, DROPOUT, PACKED, M>(edges, score, q, k, v, dst, &work);
     }
 }
 
 /// One task of [`forward`]: `PACKED` when each team took a row of its own.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn forward_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+fn forward_unit<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -64,6 +81,7 @@ fn forward_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SL
     let (q, k, v) = (M::Row::array(q), M::Key::array(k), v.cast::<V>());
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let score = score.bind(&lanes, &slots);
         // Prologue: this row's query operand.
         let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
         let mut m = [f32::NEG_INFINITY; SLOTS];
@@ -101,10 +119,12 @@ fn forward_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SL
                 m[s] = step_max;
             });
             unroll!(STEP, |c| {
+                let edge = lanes.edge(base, c);
                 unroll!(SLOTS, |s| {
                     let w = weight(scores[c][s], m[s]);
                     l[s] += w;
-                    acc[s] = values[c][s].mul_add(w, acc[s]);
+                    let kept = w * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                    acc[s] = values[c][s].mul_add(kept, acc[s]);
                 });
             });
             base += lanes.step_edges(STEP);

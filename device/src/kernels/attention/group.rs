@@ -19,10 +19,12 @@
 //! group.
 //!
 //! # Numerics
-//! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling).
+//! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling); the
+//! aggregation multiplies each weight by its edge's dropout factor (1 without dropout).
 
 use crate::abi::{GroupParams, Slot};
 use crate::kernels::attention::{Score, SlotValue};
+use crate::kernels::common::dropout;
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
@@ -66,7 +68,7 @@ impl<V: Vector, A: Copy> Sources<V, A> {
 /// The `row_group` forward of the model `score` with row operands `q`, key operands `k` and
 /// values `v`.
 #[inline(always)]
-pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>>(
+pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, M: Score<V, SLOTS>>(
     p: &GroupParams,
     score: &M,
     q: GSlice<f32>,
@@ -127,6 +129,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
     let (w0, w1) = (e0 + warp as u64 * per_warp, (e0 + (warp as u64 + 1) * per_warp).min(e1));
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let score = score.bind(&lanes, &slots);
         let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
         let mut base = w0;
         while base < w1 {
@@ -210,7 +213,8 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
                         unroll!(SLOTS, |s| {
                             if slots[s].active {
                                 values[c][s] = src.value(col, offset(s), row_len);
-                                weights[c][s] = scores.load(at(e, slots[s].head));
+                                let factor = dropout::factor::<DROPOUT>(&p.dropout, e0 + e, slots[s].head);
+                                weights[c][s] = scores.load(at(e, slots[s].head)) * factor;
                             }
                         });
                     }

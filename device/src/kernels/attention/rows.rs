@@ -12,12 +12,14 @@
 //!
 //! # Numerics
 //! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
-//! the forward's weights to the last bit of the exponent; `ds = α·(dO·v − D)`. Whole rows write
+//! the forward's weights to the last bit of the exponent; `ds = α·(dO·v·factor − D)` with the
+//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. Whole rows write
 //! the gradient times [`Score::grad_scale`] and `D`; chunks of split rows write unscaled partial
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
@@ -28,7 +30,14 @@ use crate::simt::{F2, GSlice, math};
 
 /// The row pass over `edges` (a CSR pass) of the model `score` with the forward's inputs.
 #[inline(always)]
-pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+pub fn backward_rows<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -38,14 +47,21 @@ pub fn backward_rows<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<
 ) {
     let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        backward_rows_unit::<V, SLOTS, STEP, M, PACKED>(edges, score, q, k, v, grads, &work);
+        backward_rows_unit::<V, SLOTS, STEP, DROPOUT, PACKED, M>(edges, score, q, k, v, grads, &work);
     }
 }
 
 /// One task of [`backward_rows`]: `PACKED` when each team took a row of its own.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score<V, SLOTS>, const PACKED: bool>(
+fn backward_rows_unit<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    M: Score<V, SLOTS>,
+>(
     edges: &PassEdges,
     score: &M,
     q: GSlice<f32>,
@@ -60,6 +76,7 @@ fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
     let stats = grads.stats.cast::<F2>();
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
+        let score = score.bind(&lanes, &slots);
         // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
         let qi = load_slots(&lanes, &q, work.node, &slots);
         let doi = lanes.load(&d_out, work.node, &slots);
@@ -74,6 +91,7 @@ fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
             lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
         }
         let mut d_row = [M::Row::zero(); SLOTS];
+        let mut row_sum = score.row_sum_zero();
 
         // Main loop over steps of STEP edges per team.
         let mut base = work.start;
@@ -93,10 +111,13 @@ fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
                 let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
                 head_sum(&lanes.map, &mut dov);
                 if valid[c] {
+                    let edge = lanes.edge(base, c);
                     unroll!(SLOTS, |s| {
                         let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                        let ds = alpha * (dov[s] - delta[s]);
-                        d_row[s] = score.d_row(d_row[s], qi[s], keys[c][s], ds);
+                        let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                        let ds = alpha * (d_alpha - delta[s]);
+                        d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], ds);
+                        row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
                     });
                 }
             });
@@ -105,6 +126,7 @@ fn backward_rows_unit<V: Vector, const SLOTS: usize, const STEP: usize, M: Score
         if !work.packed {
             M::Row::team_sum(&lanes.map, &mut d_row);
         }
+        score.store_row_sum(&mut row_sum, &lanes, &slots, work);
 
         // Epilogue.
         if work.split {

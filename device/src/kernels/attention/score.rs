@@ -14,6 +14,7 @@
 use crate::abi::{LaneMap, Slot};
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::segment::Work;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{FULL_MASK, GSlice, GSliceMut, SharedSlice, WARP_SIZE, warp};
@@ -175,13 +176,22 @@ impl<V: Vector> SlotValue<V> for HeadScalar {
 }
 
 /// An attention score over `V` vectors held in `SLOTS` slots per lane.
-pub trait Score<V: Vector, const SLOTS: usize> {
+pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     /// A slot of a destination row's operand, as stored (GT: a query vector).
     type Row: SlotValue<V>;
     /// A slot of a source node's operand, as stored (GT: a key vector).
     type Key: SlotValue<V>;
     /// A destination row's operand, prepared once per row from its [`Score::Row`] slots.
     type Query: Copy;
+
+    /// A model's own per-slot sum over the edges of a row-pass unit, beside the row operand's
+    /// gradient (GATv2: its row's term of the attention vector's gradient); `()` for none.
+    type RowSum: Copy;
+
+    /// The score for the lanes' `slots` of one pass over the heads, called once per head pass
+    /// before any other method (GATv2 loads its attention vector's slots here); most models
+    /// return `*self`.
+    fn bind(&self, lanes: &Lanes<V>, slots: &[Slot; SLOTS]) -> Self;
 
     /// Prepares a row's operand.
     fn query(&self, row: &[Self::Row; SLOTS]) -> Self::Query;
@@ -190,13 +200,23 @@ pub trait Score<V: Vector, const SLOTS: usize> {
     /// lane and slot of a head. Inactive slots hold zeros; their scores are not used.
     fn score(&self, map: &LaneMap, query: &Self::Query, key: &[Self::Key; SLOTS]) -> [f32; SLOTS];
 
-    /// `acc + (∂s/∂row)·ds` for one slot of one edge, before the final [`Score::grad_scale`]
+    /// `acc + (∂s/∂row)·ds` for slot `s` of one edge, before the final [`Score::grad_scale`]
     /// (`row`, `key`: the slot's operands; `ds`: the gradient of the edge's natural score for
     /// the slot's head).
-    fn d_row(&self, acc: Self::Row, row: Self::Row, key: Self::Key, ds: f32) -> Self::Row;
+    fn d_row(&self, s: usize, acc: Self::Row, row: Self::Row, key: Self::Key, ds: f32) -> Self::Row;
 
-    /// `acc + (∂s/∂key)·ds` for one slot of one edge, before the final [`Score::grad_scale`].
-    fn d_key(&self, acc: Self::Key, row: Self::Row, key: Self::Key, ds: f32) -> Self::Key;
+    /// `acc + (∂s/∂key)·ds` for slot `s` of one edge, before the final [`Score::grad_scale`].
+    fn d_key(&self, s: usize, acc: Self::Key, row: Self::Row, key: Self::Key, ds: f32) -> Self::Key;
+
+    /// The row sums' start, zero.
+    fn row_sum_zero(&self) -> [Self::RowSum; SLOTS];
+
+    /// `acc` plus slot `s`'s term of one edge (arguments as [`Score::d_row`]).
+    fn add_row_sum(&self, s: usize, acc: Self::RowSum, row: Self::Row, key: Self::Key, ds: f32) -> Self::RowSum;
+
+    /// Sums `sums` over the warp's teams and writes them for `work` (a whole row, or a chunk of a
+    /// split row), as the row pass writes the row gradient.
+    fn store_row_sum(&self, sums: &mut [Self::RowSum; SLOTS], lanes: &Lanes<V>, slots: &[Slot; SLOTS], work: &Work);
 
     /// The factor the summed row and key gradients are multiplied by at the end.
     fn grad_scale(&self) -> f32;

@@ -1,5 +1,6 @@
 //! Pieces every kernel family shares.
 
+pub mod dropout;
 pub mod gather;
 pub mod lanes;
 pub mod pass;

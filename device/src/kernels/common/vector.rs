@@ -18,6 +18,10 @@ pub trait Vector: Word {
     fn add(self, other: Self) -> Self;
     /// `self / d`, element-wise (correctly rounded).
     fn div(self, d: f32) -> Self;
+    /// `self·other`, element-wise.
+    fn mul(self, other: Self) -> Self;
+    /// `f` of each element.
+    fn map(self, f: impl Fn(f32) -> f32) -> Self;
     /// The value of lane `lane_id ^ lane_mask` (every lane of the warp takes part).
     fn shfl_xor(self, lane_mask: u32) -> Self;
 }
@@ -47,6 +51,14 @@ impl Vector for f32 {
     #[inline(always)]
     fn div(self, d: f32) -> Self {
         self / d
+    }
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        self * other
+    }
+    #[inline(always)]
+    fn map(self, f: impl Fn(f32) -> f32) -> Self {
+        f(self)
     }
     #[inline(always)]
     fn shfl_xor(self, lane_mask: u32) -> Self {
@@ -84,6 +96,16 @@ impl Vector for F4 {
     fn div(self, d: f32) -> Self {
         let a = self.0;
         F4([a[0] / d, a[1] / d, a[2] / d, a[3] / d])
+    }
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        let (a, b) = (self.0, other.0);
+        F4([a[0] * b[0], a[1] * b[1], a[2] * b[2], a[3] * b[3]])
+    }
+    #[inline(always)]
+    fn map(self, f: impl Fn(f32) -> f32) -> Self {
+        let a = self.0;
+        F4([f(a[0]), f(a[1]), f(a[2]), f(a[3])])
     }
     #[inline(always)]
     fn shfl_xor(self, lane_mask: u32) -> Self {

@@ -31,25 +31,25 @@ pub type GatVariant = Variant<GatFwdParams, GatGroupParams, GatBwdRowsParams, Ga
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatFwdParams) {
     let score = LeakyScore { slope: p.slope };
-    forward::forward::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
+    forward::forward::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatGroupParams) {
     let score = LeakyScore { slope: p.slope };
-    group::forward_group::<V, SLOTS, STEP, _>(&p.group, &score, p.el, p.er, p.h)
+    group::forward_group::<V, SLOTS, STEP, false, _>(&p.group, &score, p.el, p.er, p.h)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdRowsParams) {
     let score = LeakyScore { slope: p.slope };
-    rows::backward_rows::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    rows::backward_rows::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdColsParams) {
     let score = LeakyScore { slope: p.slope };
-    cols::backward_cols::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    cols::backward_cols::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
 }
 
 variants! {

@@ -64,7 +64,8 @@ kernel! {
 }
 
 kernel! {
-    /// `partial[b, h, f] = Σ_{n of block b} d_scores[n, h]·x[n, h, f]`, nodes in order.
+    /// `partial[b, h, f] = Σ_{n of block b} d_scores[n, h]·x[n, h, f]` (`d_scores` empty: 1),
+    /// nodes in order.
     pub kernel GAT_VECTOR_GRAD_PARTIALS = fn gat_vector_grad_partials(p: &GatVectorGradParams) {
         let b = simt::block_idx().x;
         let len = p.heads as usize * p.feat as usize;
@@ -79,7 +80,8 @@ kernel! {
             let mut sum = 0.0f32;
             let mut n = first;
             while n < end {
-                sum += p.d_scores.load(n as usize * p.heads as usize + h) * p.x.load(n as usize * len + i);
+                let x = p.x.load(n as usize * len + i);
+                sum += if p.d_scores.is_empty() { x } else { p.d_scores.load(n as usize * p.heads as usize + h) * x };
                 n += 1;
             }
             p.partial.store(b as usize * len + i, sum);

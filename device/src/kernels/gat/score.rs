@@ -1,8 +1,10 @@
 //! GAT's score: `s_ij = LeakyReLU(el_i + er_j)` from the node scores (one scalar per node and
 //! head: [`HeadScalar`]), in base-2 units.
 
-use crate::abi::LaneMap;
+use crate::abi::{LaneMap, Slot};
 use crate::kernels::attention::{HeadScalar, Score};
+use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::segment::Work;
 use crate::kernels::common::vector::Vector;
 use crate::simt::math;
 
@@ -25,7 +27,13 @@ impl LeakyScore {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     type Row = HeadScalar;
     type Key = HeadScalar;
+    type RowSum = ();
     type Query = [HeadScalar; SLOTS];
+
+    #[inline(always)]
+    fn bind(&self, _lanes: &Lanes<V>, _slots: &[Slot; SLOTS]) -> Self {
+        *self
+    }
 
     #[inline(always)]
     fn query(&self, el: &[HeadScalar; SLOTS]) -> [HeadScalar; SLOTS] {
@@ -41,14 +49,25 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     }
 
     #[inline(always)]
-    fn d_row(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+    fn d_row(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
         self.d_sum(acc, el, er, ds)
     }
 
     #[inline(always)]
-    fn d_key(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+    fn d_key(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
         self.d_sum(acc, el, er, ds)
     }
+
+    #[inline(always)]
+    fn row_sum_zero(&self) -> [(); SLOTS] {
+        [(); SLOTS]
+    }
+
+    #[inline(always)]
+    fn add_row_sum(&self, _s: usize, _acc: (), _row: HeadScalar, _key: HeadScalar, _ds: f32) {}
+
+    #[inline(always)]
+    fn store_row_sum(&self, _sums: &mut [(); SLOTS], _lanes: &Lanes<V>, _slots: &[Slot; SLOTS], _work: &Work) {}
 
     #[inline(always)]
     fn grad_scale(&self) -> f32 {

@@ -30,25 +30,25 @@ pub type GtVariant = Variant<GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdC
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtFwdParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-    forward::forward::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
+    forward::forward::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtGroupParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-    group::forward_group::<V, SLOTS, STEP, _>(&p.group, &score, p.q, p.k, p.v)
+    group::forward_group::<V, SLOTS, STEP, false, _>(&p.group, &score, p.q, p.k, p.v)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdRowsParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    rows::backward_rows::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    rows::backward_rows::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdColsParams) {
     let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    cols::backward_cols::<V, SLOTS, STEP, _, PACKED>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    cols::backward_cols::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 variants! {

@@ -1,9 +1,11 @@
 //! GT's score: scaled dot-product attention, `s_ij = c·q_i·k_j`, in base-2 units
 //! (`c·log2 e` folded into the query once per row).
 
-use crate::abi::LaneMap;
+use crate::abi::{LaneMap, Slot};
 use crate::kernels::attention::Score;
 use crate::kernels::common::lanes::head_sum;
+use crate::kernels::common::pass::Lanes;
+use crate::kernels::common::segment::Work;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 
@@ -20,7 +22,13 @@ pub struct DotScore {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     type Row = V;
     type Key = V;
+    type RowSum = ();
     type Query = [V; SLOTS];
+
+    #[inline(always)]
+    fn bind(&self, _lanes: &Lanes<V>, _slots: &[Slot; SLOTS]) -> Self {
+        *self
+    }
 
     #[inline(always)]
     fn query(&self, q: &[V; SLOTS]) -> [V; SLOTS] {
@@ -42,14 +50,25 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     }
 
     #[inline(always)]
-    fn d_row(&self, acc: V, _q: V, k: V, ds: f32) -> V {
+    fn d_row(&self, _s: usize, acc: V, _q: V, k: V, ds: f32) -> V {
         k.mul_add(ds, acc)
     }
 
     #[inline(always)]
-    fn d_key(&self, acc: V, q: V, _k: V, ds: f32) -> V {
+    fn d_key(&self, _s: usize, acc: V, q: V, _k: V, ds: f32) -> V {
         q.mul_add(ds, acc)
     }
+
+    #[inline(always)]
+    fn row_sum_zero(&self) -> [(); SLOTS] {
+        [(); SLOTS]
+    }
+
+    #[inline(always)]
+    fn add_row_sum(&self, _s: usize, _acc: (), _row: V, _key: V, _ds: f32) {}
+
+    #[inline(always)]
+    fn store_row_sum(&self, _sums: &mut [(); SLOTS], _lanes: &Lanes<V>, _slots: &[Slot; SLOTS], _work: &Work) {}
 
     #[inline(always)]
     fn grad_scale(&self) -> f32 {
