@@ -24,7 +24,7 @@ pub mod gt;
 pub mod plan;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
-pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection};
+pub use backend::{Backend, BackendKind, Buffer, DeviceLimits, Element, Selection, Workspace};
 pub use error::{Error, Result};
 pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
 pub use graph::DeviceGraph;

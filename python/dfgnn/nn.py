@@ -47,8 +47,8 @@ class _Fused:
             reasons.append("a sparse adjacency (pass edge_index as a [2, E] tensor)")
         if x.dtype != torch.float32:
             reasons.append(f"{x.dtype} features (the kernels take float32)")
-        if x.device.type != "cpu":
-            reasons.append(f"tensors on {x.device} (dfgnn's Python package serves CPU tensors so far)")
+        if x.device.type not in ("cpu", "cuda"):
+            reasons.append(f"tensors on {x.device} (dfgnn runs CUDA and CPU tensors)")
         return reasons
 
     def _fall_back(self, reasons: list[str]) -> None:
