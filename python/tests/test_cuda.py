@@ -189,3 +189,20 @@ def test_wrong_device_dtype_and_shape_are_clear_errors(cuda):
     # The context is still healthy.
     torch.cuda.synchronize(cuda)
     assert torch.isfinite(gt_attention(q, q, q, graph)).all()
+
+
+def _cpu_gt_in_a_child(_):
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    q = torch.ones(3, 1, 4)
+    return gt_attention(q, q, q, graph)
+
+
+def test_a_forked_child_of_a_cuda_process_runs_cpu_ops(cuda):
+    import multiprocessing
+
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]], device=cuda), num_nodes=3)
+    q = torch.ones(3, 1, 4, device=cuda)
+    expected = gt_attention(q, q, q, graph).cpu()
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # a DataLoader worker, say
+        (got,) = pool.map(_cpu_gt_in_a_child, [None])
+    assert torch.equal(got, expected)

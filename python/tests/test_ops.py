@@ -237,3 +237,19 @@ def test_torch_compile_fullgraph_matches_eager():
 def test_importing_touches_no_cuda():
     code = "import torch, dfgnn, dfgnn.nn; assert not torch.cuda.is_initialized(), 'CUDA initialised'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _gt_in_a_child(_):
+    edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 3]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+    q = torch.arange(4 * 2 * 4, dtype=torch.float32).reshape(4, 2, 4) / 10
+    return gt_attention(q, q, q, graph)
+
+
+def test_a_forked_child_runs_the_ops():
+    import multiprocessing
+
+    expected = _gt_in_a_child(None)  # the parent's state exists before the fork
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        (got,) = pool.map(_gt_in_a_child, [None])
+    assert torch.equal(got, expected)
