@@ -165,11 +165,14 @@ def _prepare(edge_index: Tensor, sizes: tuple[int, int], add_self_loops: bool) -
     offsets = torch.zeros(num_dst + 1, dtype=torch.int64)
     torch.cumsum(counts.cpu(), 0, out=offsets[1:])
     device = edge_index.device
-    prepared = _dfgnn.PreparedGraph(
-        _device_index(device), num_dst, num_src, offsets.data_ptr(), columns.data_ptr(), columns.numel()
-    )
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", _device_index(device))
+    index = _device_index(device)
+    args = (index, num_dst, num_src, offsets.data_ptr(), columns.data_ptr(), columns.numel())
+    if index is None:
+        prepared = _dfgnn.PreparedGraph(*args)
+    else:
+        device = torch.device("cuda", index)
+        with torch.cuda.device(device):  # the extension binds the device's context: keep torch's current device
+            prepared = _dfgnn.PreparedGraph(*args)
     return Graph(prepared, device, torch.stack([src, dst]), edge_perm)
 
 

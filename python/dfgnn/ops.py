@@ -66,10 +66,15 @@ def _empty(x: Tensor, *shape: int) -> Tensor:
 def _call(graph: Graph, entry, key: tuple, *args):
     """Runs the extension's ``entry(prepared, *key, stream, workspace, *args)`` as one call: on
     the device's current stream, with a workspace from ``torch.empty`` measured once per op and
-    shape (``key`` is (heads, features, parameter); the size does not depend on the parameter)."""
-    stream = None
-    if graph.device.type == "cuda":
-        stream = torch.cuda.current_stream(graph.device).cuda_stream
+    shape (``key`` is (heads, features, parameter); the size does not depend on the parameter).
+    On CUDA the graph's device is made current for the call (and the previous one restored)."""
+    if graph.device.type != "cuda":
+        return _call_on(graph, None, entry, key, *args)
+    with torch.cuda.device(graph.device):
+        return _call_on(graph, torch.cuda.current_stream(graph.device).cuda_stream, entry, key, *args)
+
+
+def _call_on(graph: Graph, stream: int | None, entry, key: tuple, *args):
     shape_key = (entry.__name__, *key[:2])
     size = graph._workspace.get(shape_key)
     if size is None:
@@ -78,9 +83,6 @@ def _call(graph: Graph, entry, key: tuple, *args):
             size = size[1]
         graph._workspace[shape_key] = size
     workspace = torch.empty(size, dtype=torch.uint8, device=graph.device)
-    if graph.device.type == "cuda":
-        with torch.cuda.device(graph.device):
-            return entry(graph._prepared, *key, stream, (workspace.data_ptr(), size), *args)
     return entry(graph._prepared, *key, stream, (workspace.data_ptr(), size), *args)
 
 

@@ -85,14 +85,18 @@ impl Drop for PreparedGraph {
             // A forked child: the memory is the parent's; leave it alone.
             return;
         }
-        // Kernels queued on PyTorch's streams may still read the graph: wait for them before
-        // freeing (an error here has no one to report to; the memory is freed regardless).
-        let _ = self.graph.backend().synchronize_device();
-        // SAFETY: each field is dropped once, here, the ops (which borrow the graph) first.
-        unsafe {
-            ManuallyDrop::drop(&mut self.ops);
-            ManuallyDrop::drop(&mut self.graph);
-        }
+        let backend = self.graph.backend();
+        // PyTorch may be using another device as this thread's current one: keep it.
+        backend.keeping_current_context(|| {
+            // Kernels queued on PyTorch's streams may still read the graph: wait for them before
+            // freeing (an error here has no one to report to; the memory is freed regardless).
+            let _ = backend.synchronize_device();
+            // SAFETY: each field is dropped once, here, the ops (which borrow the graph) first.
+            unsafe {
+                ManuallyDrop::drop(&mut self.ops);
+                ManuallyDrop::drop(&mut self.graph);
+            }
+        });
     }
 }
 

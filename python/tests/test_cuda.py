@@ -4,6 +4,7 @@ a missing GPU fails them instead, so on the GPU machine they cannot pass by skip
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 
@@ -164,6 +165,10 @@ def test_tensors_on_a_second_device_run_there(cuda):
         graph = dfgnn.Graph.from_edge_index(edge_index.to(other), num_nodes=300)
         assert graph.device == other
         got = _step(graph, *[x.detach().to(other).requires_grad_() for x in leaves0])
+        assert torch.cuda.current_device() == 0, "dfgnn kept torch's current device"
+        del graph
+        gc.collect()  # dropping a graph binds its device's context too
+        assert torch.cuda.current_device() == 0, "dfgnn kept torch's current device"
     for a, b in zip(expected, got):
         assert a.device == cuda and b.device == other
         assert torch.equal(a, b.to(cuda))

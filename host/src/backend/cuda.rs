@@ -33,6 +33,19 @@ pub(super) struct CudaBackend {
     limits: DeviceLimits,
 }
 
+/// Runs `work`, then makes the context that was current on this thread current again.
+pub(super) fn keeping_current_context<R>(work: impl FnOnce() -> R) -> R {
+    let before = cudarc::driver::result::ctx::get_current().ok().flatten();
+    let r = work();
+    if let Some(ctx) = before {
+        // SAFETY: `ctx` was this thread's current context a moment ago and dfgnn destroys no
+        // context (primary contexts stay retained by their `CudaContext`s and by the runtime);
+        // an error leaves the thread with the context `work` left, which is no worse.
+        let _ = unsafe { cudarc::driver::result::ctx::set_current(ctx) };
+    }
+    r
+}
+
 /// The device address of a buffer.
 pub(super) fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     let (ptr, _sync) = slice.device_ptr(slice.stream());

@@ -662,6 +662,16 @@ impl Backend {
         }
     }
 
+    /// Runs `work`, then gives the calling thread back the CUDA context it had current before (dfgnn
+    /// makes its device's primary context current as it works; a caller such as PyTorch keeps its
+    /// own idea of the current device). Under the emulator it just runs `work`.
+    pub fn keeping_current_context<R>(&self, work: impl FnOnce() -> R) -> R {
+        match &self.inner {
+            Inner::Cuda(_) => cuda::keeping_current_context(work),
+            Inner::Emulator(_) => work(),
+        }
+    }
+
     /// Runs `work` and returns how long the device took, in milliseconds: CUDA events around it on
     /// the GPU, the wall clock under the emulator. `work` may fail with any error that a dfgnn
     /// [`Error`](crate::Error) converts into.
