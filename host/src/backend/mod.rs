@@ -578,12 +578,7 @@ impl Backend {
             return Err(Error::Unsupported { what: "copying between overlapping buffers".to_string() });
         }
         match (&self.inner, &src.storage, &dst.storage) {
-            (Inner::Cuda(c), Storage::Cuda(_) | Storage::External { on: BackendKind::Cuda, .. }, Storage::Cuda(_))
-            | (
-                Inner::Cuda(c),
-                Storage::Cuda(_) | Storage::External { on: BackendKind::Cuda, .. },
-                Storage::External { on: BackendKind::Cuda, .. },
-            ) => {
+            (Inner::Cuda(c), from, to) if from.on_device() && to.on_device() => {
                 // SAFETY: both view live device memory of at least `src.len` elements (lengths
                 // checked above) that do not overlap (checked above); `dst` is written by no one else.
                 unsafe { c.copy_raw(s, d, bytes) }
@@ -715,6 +710,13 @@ enum Storage<T: Element> {
         addr: u64,
         on: BackendKind,
     },
+}
+
+impl<T: Element> Storage<T> {
+    /// Whether the storage is CUDA device memory (the backend's own or someone else's).
+    fn on_device(&self) -> bool {
+        matches!(self, Self::Cuda(_) | Self::External { on: BackendKind::Cuda, .. })
+    }
 }
 
 /// Host memory standing in for device memory under the emulator: 16-byte aligned, as `F4` views
