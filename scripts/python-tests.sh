@@ -4,12 +4,14 @@
 # SIMT emulator).
 #
 #   scripts/python-tests.sh [pytest arguments...]
+#   scripts/python-tests.sh --run SCRIPT [arguments...]   runs SCRIPT (an example) with that python
 #
 # DFGNN_PY_VENV: the environment (default ~/.cache/dfgnn/venv-py; made, then reused). A fresh one
 # downloads about 3 GB (torch's PyPI wheel brings its CUDA libraries) through uv.
 # DFGNN_PY_OFFLINE=1: build nothing and download nothing (the GPU machine: torch and PyG
 # preinstalled in python3, no network): use the wheel already in target/python-wheels (and
 # pytest from target/python-wheels/deps if python3 lacks it), installed into a temporary folder.
+# DFGNN_REQUIRE_CUDA=1: the CUDA tests fail, rather than skip, without a GPU (the GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +43,8 @@ else
 fi
 # From the repository root, so that `import dfgnn` is the installed wheel, not python/dfgnn.
 "$python" -c "import dfgnn, torch; print('dfgnn from', dfgnn.__file__, '| torch', torch.__version__)"
+if [ "${1:-}" = --run ]; then
+  shift
+  exec "$python" "$@"
+fi
 exec "$python" -m pytest -p no:cacheprovider python/tests "$@"

@@ -132,6 +132,11 @@ impl<'g, 'b> Agnn<'g, 'b> {
         self.graph.backend()
     }
 
+    /// The graph this AGNN was planned on.
+    pub fn graph(&self) -> &'g DeviceGraph<'b> {
+        self.graph
+    }
+
     /// `out = softmax(β·cos(h_i, h_j) over the edges)·h`. `h` is `[N, H, F]`.
     pub fn forward<'a>(&self, h: &'a Buffer<f32>, beta: f32) -> Result<AgnnForward<'a>> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);

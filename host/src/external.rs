@@ -2,21 +2,23 @@
 //!
 //! The Python package (`python/`) hands dfgnn the addresses of its tensors (`data_ptr()`, after
 //! checking dtype, device, contiguity and 16-byte alignment) and gets the results written into
-//! tensors it allocated. Inputs are read in place ([`crate::Backend::borrow_external`]), so under the
-//! emulator a CPU tensor is never copied on the way in. Each op still plans on every call and
-//! allocates its outputs and workspaces on the backend, then copies the outputs into the caller's
-//! memory; the backward runs the forward again for the softmax statistics it needs (the forward's
-//! saved state is private to [`crate::gt`] and [`crate::agnn`]).
+//! tensors it allocated. Each op runs as one [`Call`] ([`Backend::within`]): on the caller's
+//! stream (PyTorch's current stream; none under the emulator) and with every buffer it makes
+//! carved from a workspace the caller allocated, so dfgnn allocates nothing per call. The
+//! workspace's size comes from the same call run with [`Workspace::Measure`] (nothing runs; the
+//! bytes are counted). Inputs are read in place; results are copied from the workspace into the
+//! caller's outputs on the same stream.
 //!
-//! The GPU is not served yet: a CUDA backend refuses to copy into external memory, so these
-//! functions fail on it with [`Error::Unsupported`]; launching on a borrowed stream (torch's) and
-//! writing outputs in place come with it.
+//! The op objects ([`Gt`], [`Gat`], [`Agnn`]: the plan and its work lists) are made once per graph
+//! and shape by the caller and passed in. GT's and GAT's backwards take the forward's saved
+//! `out`, `lse` and `stats` ([`Gt::saved_forward`], [`Gat::saved_forward`]); AGNN's runs its
+//! forward again, and reads its β gradient back to the host (a wait on the stream).
 
-use crate::agnn::{Agnn, AgnnConfig};
-use crate::backend::Buffer;
+use crate::agnn::Agnn;
+use crate::backend::{Backend, Buffer, Workspace};
 use crate::error::{Error, Result};
-use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig};
+use crate::gat::Gat;
+use crate::gt::Gt;
 
 /// `len` `f32`s at `addr`, owned by the caller (device memory on the GPU, host memory under the
 /// emulator).
@@ -28,21 +30,30 @@ pub struct External {
     pub len: usize,
 }
 
-/// Borrows `input` on `graph`'s backend.
+/// How one op call runs: see [`Backend::within`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The `CUstream` to queue on (PyTorch's `cuda_stream`); `None` under the emulator.
+    pub stream: Option<u64>,
+    /// Where the call's buffers come from.
+    pub workspace: Workspace,
+}
+
+/// Borrows `input` on `backend`.
 ///
 /// # Safety
-/// As [`crate::Backend::borrow_external`].
-unsafe fn borrow(graph: &DeviceGraph<'_>, input: External) -> Result<Buffer<f32>> {
+/// As [`Backend::borrow_external`].
+unsafe fn borrow(backend: &Backend, input: External) -> Result<Buffer<f32>> {
     // SAFETY: forwarded contract.
-    unsafe { graph.backend().borrow_external(input.addr, input.len) }
+    unsafe { backend.borrow_external(input.addr, input.len) }
 }
 
 /// Copies `result` into the caller's `out`, which must have exactly its length.
 ///
 /// # Safety
-/// As [`crate::Backend::borrow_external`], for `out` (written).
+/// As [`Backend::borrow_external`], for `out` (written).
 unsafe fn write(
-    graph: &DeviceGraph<'_>,
+    backend: &Backend,
     op: &'static str,
     what: &'static str,
     result: &Buffer<f32>,
@@ -52,59 +63,171 @@ unsafe fn write(
         return Err(Error::ShapeMismatch { op, what, expected: result.len(), got: out.len });
     }
     // SAFETY: forwarded contract.
-    let mut dst = unsafe { borrow(graph, out)? };
-    graph.backend().copy(result, &mut dst)
+    let mut dst = unsafe { borrow(backend, out)? };
+    backend.copy(result, &mut dst)
 }
 
-/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v`, written into `out` (`[N_dst, H, F]`).
-/// `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked).
+/// Runs `work` as `call` on `backend`; returns the workspace bytes it took.
 ///
 /// # Safety
-/// Every [`External`] must satisfy [`crate::Backend::borrow_external`]'s contract on `graph`'s
-/// backend for the length of the call; `out` must not overlap the inputs.
+/// As [`Backend::within`] for `call`.
+unsafe fn run(backend: &Backend, call: Call, work: impl FnOnce() -> Result<()>) -> Result<usize> {
+    // SAFETY: forwarded contract.
+    unsafe { backend.within(call.stream, call.workspace, work) }.map(|((), used)| used)
+}
+
+/// What a forward saves for its backward, written into the caller's tensors: `out`
+/// (`[N_dst, H, F]`), `lse` (`[N_dst, H]`) and `stats` (`[N_dst, H, 2]`; left unwritten when the
+/// plan's forward is not fused, whose backward does not read it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Saved {
+    /// The attention output.
+    pub out: External,
+    /// Per-(row, head) log-sum-exp.
+    pub lse: External,
+    /// Per-(row, head) softmax state of the fused forward.
+    pub stats: External,
+}
+
+/// Writes a forward's `(out, lse, stats)` into `saved`.
+///
+/// # Safety
+/// As [`Backend::borrow_external`], for the three (written).
+unsafe fn save(
+    backend: &Backend,
+    op: &'static str,
+    (out, lse, stats): (&Buffer<f32>, &Buffer<f32>, &Buffer<f32>),
+    saved: Saved,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        write(backend, op, "out", out, saved.out)?;
+        write(backend, op, "lse", lse, saved.lse)?;
+        if !stats.is_empty() {
+            write(backend, op, "stats", stats, saved.stats)?;
+        }
+    }
+    Ok(())
+}
+
+/// The saved state borrowed back (lengths checked by the op's `saved_forward`).
+///
+/// # Safety
+/// As [`Backend::borrow_external`], for the three.
+unsafe fn restore(backend: &Backend, saved: Saved) -> Result<(Buffer<f32>, Buffer<f32>, Buffer<f32>)> {
+    // SAFETY: forwarded contract.
+    unsafe { Ok((borrow(backend, saved.out)?, borrow(backend, saved.lse)?, borrow(backend, saved.stats)?)) }
+}
+
+/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` and its saved state, written into
+/// `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
+/// the workspace bytes the call took.
+///
+/// # Safety
+/// Every [`External`] and the call's stream and workspace must satisfy
+/// [`Backend::within`]'s and [`Backend::borrow_external`]'s contracts on `gt`'s backend for the
+/// length of the call (and of the work it queues); the outputs overlap neither each other nor the
+/// inputs nor the workspace.
 pub unsafe fn gt_forward(
-    graph: &DeviceGraph<'_>,
-    config: &GtConfig,
+    gt: &Gt<'_, '_>,
+    call: Call,
     q: External,
     k: External,
     v: External,
-    out: External,
-) -> Result<()> {
+    saved: Saved,
+) -> Result<usize> {
+    let backend = gt.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
-    let (q, k, v) = unsafe { (borrow(graph, q)?, borrow(graph, k)?, borrow(graph, v)?) };
-    let gt = Gt::new(graph, config)?;
-    let fwd = gt.forward(&q, &k, &v)?;
-    // SAFETY: forwarded contract.
-    unsafe { write(graph, "gt forward", "out", &fwd.out, out) }
+    unsafe {
+        run(backend, call, || {
+            let (q, k, v) = (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?);
+            let fwd = gt.forward(&q, &k, &v)?;
+            save(backend, "gt forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
+        })
+    }
 }
 
-/// GT's backward: the gradients of `Σ d_out ⊙ out` with respect to `q`, `k` and `v`, written into
-/// `dq` (`[N_dst, H, F]`), `dk` and `dv` (`[N_src, H, F]`). Runs the forward first.
+/// GT's backward from the forward's saved state: the gradients of `Σ d_out ⊙ out` with respect to
+/// `q`, `k` and `v`, written into `dq` (`[N_dst, H, F]`), `dk` and `dv` (`[N_src, H, F]`).
 ///
 /// # Safety
 /// As [`gt_forward`]; the three outputs overlap neither each other nor the inputs.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gt_backward(
-    graph: &DeviceGraph<'_>,
-    config: &GtConfig,
-    q: External,
-    k: External,
-    v: External,
+    gt: &Gt<'_, '_>,
+    call: Call,
+    (q, k, v): (External, External, External),
+    saved: Saved,
     d_out: External,
-    dq: External,
-    dk: External,
-    dv: External,
-) -> Result<()> {
+    (dq, dk, dv): (External, External, External),
+) -> Result<usize> {
+    let backend = gt.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
-    let (q, k, v, d_out) = unsafe { (borrow(graph, q)?, borrow(graph, k)?, borrow(graph, v)?, borrow(graph, d_out)?) };
-    let gt = Gt::new(graph, config)?;
-    let fwd = gt.forward(&q, &k, &v)?;
-    let grads = gt.backward(&fwd, &d_out)?;
-    // SAFETY: forwarded contract.
     unsafe {
-        write(graph, "gt backward", "dq", &grads.dq, dq)?;
-        write(graph, "gt backward", "dk", &grads.dk, dk)?;
-        write(graph, "gt backward", "dv", &grads.dv, dv)
+        run(backend, call, || {
+            let (q, k, v, d_out) =
+                (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?, borrow(backend, d_out)?);
+            let (out, lse, stats) = restore(backend, saved)?;
+            let fwd = gt.saved_forward(&q, &k, &v, out, lse, stats)?;
+            let grads = gt.backward(&fwd, &d_out)?;
+            write(backend, "gt backward", "dq", &grads.dq, dq)?;
+            write(backend, "gt backward", "dk", &grads.dk, dk)?;
+            write(backend, "gt backward", "dv", &grads.dv, dv)
+        })
+    }
+}
+
+/// GAT's forward from node scores: `out = softmax(LeakyReLU(el_i + er_j) over the edges)·h` and
+/// its saved state. `h` is `[N_src, H, F]`, `el` `[N_dst, H]`, `er` `[N_src, H]`.
+///
+/// # Safety
+/// As [`gt_forward`].
+pub unsafe fn gat_forward(
+    gat: &Gat<'_, '_>,
+    call: Call,
+    h: External,
+    el: External,
+    er: External,
+    saved: Saved,
+) -> Result<usize> {
+    let backend = gat.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
+            let fwd = gat.forward_precomputed(&h, &el, &er)?;
+            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
+        })
+    }
+}
+
+/// GAT's backward from the forward's saved state: the gradients with respect to `h` (through the
+/// aggregation), `el` and `er`, written into `dh`, `d_el` and `d_er`.
+///
+/// # Safety
+/// As [`gt_backward`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gat_backward(
+    gat: &Gat<'_, '_>,
+    call: Call,
+    (h, el, er): (External, External, External),
+    saved: Saved,
+    d_out: External,
+    (dh, d_el, d_er): (External, External, External),
+) -> Result<usize> {
+    let backend = gat.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (h, el, er, d_out) =
+                (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
+            let (out, lse, stats) = restore(backend, saved)?;
+            let fwd = gat.saved_forward(&h, &el, &er, out, lse, stats)?;
+            let grads = gat.backward_precomputed(&fwd, &d_out)?;
+            write(backend, "gat backward", "dh", &grads.dh, dh)?;
+            write(backend, "gat backward", "d_el", &grads.d_el, d_el)?;
+            write(backend, "gat backward", "d_er", &grads.d_er, d_er)
+        })
     }
 }
 
@@ -113,52 +236,51 @@ pub unsafe fn gt_backward(
 ///
 /// # Safety
 /// As [`gt_forward`].
-pub unsafe fn agnn_forward(
-    graph: &DeviceGraph<'_>,
-    config: &AgnnConfig,
-    h: External,
-    beta: f32,
-    out: External,
-) -> Result<()> {
+pub unsafe fn agnn_forward(agnn: &Agnn<'_, '_>, call: Call, h: External, beta: f32, out: External) -> Result<usize> {
+    let backend = agnn.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
-    let h = unsafe { borrow(graph, h)? };
-    let agnn = Agnn::new(graph, config)?;
-    let fwd = agnn.forward(&h, beta)?;
-    // SAFETY: forwarded contract.
-    unsafe { write(graph, "agnn forward", "out", fwd.out(), out) }
+    unsafe {
+        run(backend, call, || {
+            let h = borrow(backend, h)?;
+            let fwd = agnn.forward(&h, beta)?;
+            write(backend, "agnn forward", "out", fwd.out(), out)
+        })
+    }
 }
 
 /// AGNN's backward: the gradient of `Σ d_out ⊙ out` with respect to `h`, written into `dh`
-/// (`[N, H, F]`), and the gradient of β, returned. Runs the forward first.
+/// (`[N, H, F]`), and the gradient of β, returned with the workspace bytes. Runs the forward first
+/// and waits for the β gradient.
 ///
 /// # Safety
 /// As [`gt_forward`].
 pub unsafe fn agnn_backward(
-    graph: &DeviceGraph<'_>,
-    config: &AgnnConfig,
+    agnn: &Agnn<'_, '_>,
+    call: Call,
     h: External,
     beta: f32,
     d_out: External,
     dh: External,
-) -> Result<f32> {
+) -> Result<(f32, usize)> {
+    let backend = agnn.graph().backend();
+    let mut d_beta = 0.0;
     // SAFETY: forwarded contract (for the length of this call).
-    let (h, d_out) = unsafe { (borrow(graph, h)?, borrow(graph, d_out)?) };
-    let agnn = Agnn::new(graph, config)?;
-    let fwd = agnn.forward(&h, beta)?;
-    let grads = agnn.backward(&fwd, &d_out)?;
-    // SAFETY: forwarded contract.
-    unsafe { write(graph, "agnn backward", "dh", &grads.dh, dh)? };
-    Ok(grads.d_beta)
+    let used = unsafe {
+        run(backend, call, || {
+            let (h, d_out) = (borrow(backend, h)?, borrow(backend, d_out)?);
+            let fwd = agnn.forward(&h, beta)?;
+            let grads = agnn.backward(&fwd, &d_out)?;
+            d_beta = grads.d_beta;
+            write(backend, "agnn backward", "dh", &grads.dh, dh)
+        })?
+    };
+    Ok((d_beta, used))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Backend;
-
-    fn external(data: &[f32]) -> External {
-        External { addr: data.as_ptr() as u64, len: data.len() }
-    }
+    use crate::{DeviceGraph, GatConfig, GtConfig};
 
     /// 16 bytes, aligned as the kernels' vector loads need.
     #[derive(Clone, Copy)]
@@ -177,70 +299,153 @@ mod tests {
             Self(quads, len)
         }
 
+        fn nan(len: usize) -> Self {
+            Self::new(len, |_| f32::NAN)
+        }
+
         fn slice(&self) -> &[f32] {
             // SAFETY: `Quad` is four `f32`s with no padding; the vector holds at least `len` of them.
             unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const f32, self.1) }
         }
 
         fn external(&self) -> External {
-            external(self.slice())
+            External { addr: self.slice().as_ptr() as u64, len: self.1 }
         }
     }
 
-    #[test]
-    fn gt_on_external_memory_matches_gt_on_buffers() {
-        let backend = Backend::emulator();
+    fn saved(out: &Aligned, lse: &Aligned, stats: &Aligned) -> Saved {
+        Saved { out: out.external(), lse: lse.external(), stats: stats.external() }
+    }
+
+    /// Runs `op` with a measured workspace of its own and checks the backend allocated nothing.
+    fn in_workspace(backend: &Backend, op: impl Fn(Call) -> Result<usize>) -> Result<()> {
+        let bytes = op(Call { stream: None, workspace: Workspace::Measure })?;
+        let workspace = Aligned::nan(bytes / 4);
+        let before = backend.memory_in_use();
+        backend.reset_peak_memory();
+        let used =
+            op(Call { stream: None, workspace: Workspace::Borrowed { addr: workspace.external().addr, len: bytes } })?;
+        assert_eq!(used, bytes, "the measure is what the call takes");
+        assert_eq!(backend.peak_memory(), before, "the call allocated nothing");
+        if bytes > 0 {
+            let short = Workspace::Borrowed { addr: workspace.external().addr, len: bytes - 1 };
+            let err = op(Call { stream: None, workspace: short }).unwrap_err();
+            assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        }
+        Ok(())
+    }
+
+    fn graph(backend: &Backend) -> DeviceGraph<'_> {
         let csr = dfgnn_graphs::Csr::from_rows(5, &[vec![0u32, 1], vec![], vec![2, 2, 4], vec![3]]).unwrap();
-        let graph = DeviceGraph::new(&backend, &csr).unwrap();
-        let config = GtConfig::new(2, 4);
+        DeviceGraph::new(backend, &csr).unwrap()
+    }
+
+    #[test]
+    fn gt_on_external_memory_matches_gt_on_buffers_and_allocates_nothing() {
+        let backend = Backend::emulator();
+        let graph = graph(&backend);
+        let gt = Gt::new(&graph, &GtConfig::new(2, 4)).unwrap();
         let q = Aligned::new(4 * 8, |i| (i as f32 * 0.37).sin());
         let k = Aligned::new(5 * 8, |i| (i as f32 * 0.11).cos());
         let v = Aligned::new(5 * 8, |i| i as f32 * 0.05);
         let d = Aligned::new(4 * 8, |i| 1.0 - i as f32 * 0.01);
-        let gt = Gt::new(&graph, &config).unwrap();
         let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
         let (bq, bk, bv, bd) = (upload(&q), upload(&k), upload(&v), upload(&d));
         let fwd = gt.forward(&bq, &bk, &bv).unwrap();
         let grads = gt.backward(&fwd, &bd).unwrap();
 
-        let out = Aligned::new(4 * 8, |_| f32::NAN);
-        // SAFETY: all buffers are live, aligned, distinct and of the stated lengths.
-        unsafe { gt_forward(&graph, &config, q.external(), k.external(), v.external(), out.external()).unwrap() };
+        let (out, lse, stats) = (Aligned::nan(4 * 8), Aligned::nan(4 * 2), Aligned::nan(4 * 4));
+        let (q_, k_, v_) = (q.external(), k.external(), v.external());
+        // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+        in_workspace(&backend, |call| unsafe { gt_forward(&gt, call, q_, k_, v_, saved(&out, &lse, &stats)) }).unwrap();
         assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
-        let (dq, dk, dv) =
-            (Aligned::new(4 * 8, |_| f32::NAN), Aligned::new(5 * 8, |_| f32::NAN), Aligned::new(5 * 8, |_| f32::NAN));
+        assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
+        let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
+        let grads_out = (dq.external(), dk.external(), dv.external());
         // SAFETY: as above.
-        unsafe {
-            let (q, k, v, d) = (q.external(), k.external(), v.external(), d.external());
-            gt_backward(&graph, &config, q, k, v, d, dq.external(), dk.external(), dv.external()).unwrap();
-        }
+        in_workspace(&backend, |call| unsafe {
+            gt_backward(&gt, call, (q_, k_, v_), saved(&out, &lse, &stats), d.external(), grads_out)
+        })
+        .unwrap();
         assert_eq!(dq.slice(), backend.download(&grads.dq).unwrap());
         assert_eq!(dk.slice(), backend.download(&grads.dk).unwrap());
         assert_eq!(dv.slice(), backend.download(&grads.dv).unwrap());
     }
 
     #[test]
-    fn wrong_lengths_and_misaligned_addresses_are_errors() {
+    fn gat_on_external_memory_matches_gat_on_buffers() {
+        let backend = Backend::emulator();
+        let graph = graph(&backend);
+        let gat = Gat::new(&graph, &GatConfig::new(3, 7)).unwrap();
+        let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
+        let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
+        let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
+        let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
+        let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+        let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
+        let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+        let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
+
+        let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+        let inputs = (h.external(), el.external(), er.external());
+        // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+        in_workspace(&backend, |call| unsafe {
+            gat_forward(&gat, call, inputs.0, inputs.1, inputs.2, saved(&out, &lse, &stats))
+        })
+        .unwrap();
+        assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
+        let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
+        let grads_out = (dh.external(), d_el.external(), d_er.external());
+        // SAFETY: as above.
+        in_workspace(&backend, |call| unsafe {
+            gat_backward(&gat, call, inputs, saved(&out, &lse, &stats), d.external(), grads_out)
+        })
+        .unwrap();
+        assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap());
+        assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap());
+        assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap());
+    }
+
+    #[test]
+    fn wrong_lengths_misaligned_addresses_and_nested_scopes_are_errors() {
         let backend = Backend::emulator();
         let csr = dfgnn_graphs::Csr::from_rows(3, &[vec![0u32, 1], vec![2]]).unwrap();
         let graph = DeviceGraph::new(&backend, &csr).unwrap();
-        let config = GtConfig::new(1, 4);
+        let gt = Gt::new(&graph, &GtConfig::new(1, 4)).unwrap();
         let x = Aligned::new(3 * 4 + 4, |i| i as f32);
         let rows2 = External { addr: x.external().addr, len: 2 * 4 };
         let rows3 = External { addr: x.external().addr, len: 3 * 4 };
+        let (lse, stats) = (Aligned::nan(2), Aligned::nan(4));
         let (out2, out3) = (Aligned::new(2 * 4, |_| 0.0), Aligned::new(3 * 4, |_| 0.0));
+        let own = Call { stream: None, workspace: Workspace::Own };
         // SAFETY: every view lies within a live buffer; the outputs are distinct from the inputs.
-        let err = unsafe { gt_forward(&graph, &config, rows2, rows3, rows3, out3.external()) }.unwrap_err();
+        let err = unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out3, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "out", expected: 8, got: 12, .. }), "{err}");
         // SAFETY: as above.
-        let err = unsafe { gt_forward(&graph, &config, rows3, rows3, rows3, out2.external()) }.unwrap_err();
+        let err = unsafe { gt_forward(&gt, own, rows3, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "q", .. }), "{err}");
         let misaligned = External { addr: x.external().addr + 4, len: 3 * 4 };
         // SAFETY: as above (the misaligned view is refused before any use).
-        let err = unsafe { gt_forward(&graph, &config, rows2, misaligned, rows3, out2.external()) }.unwrap_err();
+        let err = unsafe { gt_forward(&gt, own, rows2, misaligned, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("aligned")), "{err}");
+        let bad_workspace =
+            Call { stream: None, workspace: Workspace::Borrowed { addr: x.external().addr + 4, len: 64 } };
         // SAFETY: as above.
-        unsafe { gt_forward(&graph, &config, rows2, rows3, rows3, out2.external()) }.unwrap();
+        let err =
+            unsafe { gt_forward(&gt, bad_workspace, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        assert!(matches!(err, Error::Unsupported { ref what } if what.contains("workspace")), "{err}");
+        let cuda_stream = Call { stream: Some(1), workspace: Workspace::Own };
+        // SAFETY: as above (the stream is refused before any use).
+        let err = unsafe { gt_forward(&gt, cuda_stream, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        assert!(matches!(err, Error::Unsupported { ref what } if what.contains("stream")), "{err}");
+        // SAFETY: no stream, no workspace; the inner call as above.
+        let nested = unsafe {
+            backend
+                .within(None, Workspace::Own, || gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)))
+        };
+        assert!(matches!(nested, Err(Error::Unsupported { ref what }) if what.contains("inside")), "{nested:?}");
+        // SAFETY: as above.
+        unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap();
         assert!(out2.slice().iter().all(|x| x.is_finite()));
     }
 }

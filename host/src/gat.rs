@@ -84,6 +84,12 @@ impl GatForward<'_> {
     pub fn node_scores(&self) -> Option<(&Buffer<f32>, &Buffer<f32>)> {
         self.scores.as_ref().map(|(el, er)| (el, er))
     }
+
+    /// `[N_dst, H, 2]` the fused forward's softmax state (empty after a baseline forward): what
+    /// [`Gat::saved_forward`] takes back with `out` and `lse`.
+    pub fn stats(&self) -> &Buffer<f32> {
+        &self.stats
+    }
 }
 
 /// The gradients of [`Gat::backward`].
@@ -145,7 +151,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         self.slope
     }
 
-    fn graph(&self) -> &'g DeviceGraph<'b> {
+    /// The graph this GAT was planned on.
+    pub fn graph(&self) -> &'g DeviceGraph<'b> {
         self.fused.graph
     }
 
@@ -217,6 +224,41 @@ impl<'g, 'b> Gat<'g, 'b> {
         self.check("gat forward", "el", el.len(), nh(g.num_dst()))?;
         self.check("gat forward", "er", er.len(), nh(g.num_src()))?;
         self.attention(h.view(), el.view(), er.view())
+    }
+
+    /// A [`Gat::forward_precomputed`] result rebuilt from what a caller saved of it (`out`
+    /// `[N_dst, H, F]`, `lse` `[N_dst, H]`, `stats` `[N_dst, H, 2]`, over the same `h`, `el`,
+    /// `er`), for [`Gat::backward_precomputed`] without running the forward again. `stats` is
+    /// ignored when this plan's forward is not fused.
+    pub fn saved_forward<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+        out: Buffer<f32>,
+        lse: Buffer<f32>,
+        stats: Buffer<f32>,
+    ) -> Result<GatForward<'a>> {
+        let g = self.graph();
+        let nh = |n: usize| n * self.heads() as usize;
+        self.check("gat backward", "h", h.len(), self.fused.features(g.num_src()))?;
+        self.check("gat backward", "el", el.len(), nh(g.num_dst()))?;
+        self.check("gat backward", "er", er.len(), nh(g.num_src()))?;
+        self.check("gat backward", "out", out.len(), self.fused.features(g.num_dst()))?;
+        self.check("gat backward", "lse", lse.len(), nh(g.num_dst()))?;
+        self.check("gat backward", "stats", stats.len(), 2 * nh(g.num_dst()))?;
+        let stats = if self.fused.forward.is_some() { stats } else { self.backend().alloc::<f32>(0)? };
+        Ok(GatForward {
+            out,
+            lse,
+            scores: None,
+            el: el.view(),
+            er: er.view(),
+            stats,
+            h: h.view(),
+            full: None,
+            _inputs: std::marker::PhantomData,
+        })
     }
 
     /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller).

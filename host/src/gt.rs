@@ -60,6 +60,14 @@ pub struct GtForward<'a> {
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
+impl GtForward<'_> {
+    /// `[N_dst, H, 2]` the fused forward's softmax state (empty after a baseline forward): what
+    /// [`Gt::saved_forward`] takes back with `out` and `lse`.
+    pub fn stats(&self) -> &Buffer<f32> {
+        &self.stats
+    }
+}
+
 /// The gradients of [`Gt::backward`].
 pub struct GtGrads {
     /// `[N_dst, H, F]`.
@@ -96,6 +104,11 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// The score scale `c`.
     pub fn scale(&self) -> f32 {
         self.scale
+    }
+
+    /// The graph this GT was planned on.
+    pub fn graph(&self) -> &'g DeviceGraph<'b> {
+        self.fused.graph
     }
 
     fn check_view(&self, op: &'static str, what: &'static str, len: usize, nodes: usize) -> Result<()> {
@@ -190,6 +203,35 @@ impl<'g, 'b> Gt<'g, 'b> {
             |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
         Ok(result(out, lse, stats))
+    }
+
+    /// A forward's result rebuilt from what a caller saved of it (`out` `[N_dst, H, F]`, `lse`
+    /// `[N_dst, H]`, `stats` `[N_dst, H, 2]`, as [`Gt::forward`] made them, over the same `q`,
+    /// `k`, `v`), for [`Gt::backward`] without running the forward again. `stats` is ignored when
+    /// this plan's forward is not fused (its backward recomputes α itself).
+    pub fn saved_forward<'a>(
+        &self,
+        q: &'a Buffer<f32>,
+        k: &'a Buffer<f32>,
+        v: &'a Buffer<f32>,
+        out: Buffer<f32>,
+        lse: Buffer<f32>,
+        stats: Buffer<f32>,
+    ) -> Result<GtForward<'a>> {
+        let g = self.fused.graph;
+        let nh = g.num_dst() * self.fused.plan.heads as usize;
+        self.check_view("gt backward", "q", q.len(), g.num_dst())?;
+        self.check_view("gt backward", "k", k.len(), g.num_src())?;
+        self.check_view("gt backward", "v", v.len(), g.num_src())?;
+        self.check_view("gt backward", "out", out.len(), g.num_dst())?;
+        for (what, buffer, expected) in [("lse", &lse, nh), ("stats", &stats, 2 * nh)] {
+            if buffer.len() != expected {
+                return Err(Error::ShapeMismatch { op: "gt backward", what, expected, got: buffer.len() });
+            }
+        }
+        let stats = if self.fused.forward.is_some() { stats } else { g.backend().alloc::<f32>(0)? };
+        let (q, k, v, scale) = (q.view(), k.view(), v.view(), self.scale);
+        Ok(GtForward { out, lse, stats, q, k, v, scale, _inputs: std::marker::PhantomData })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.

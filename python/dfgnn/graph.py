@@ -22,13 +22,15 @@ _cache: dict[int, tuple[weakref.ref, int, tuple[tuple[int, int], bool], Graph]] 
 
 
 def _check_device(t: Tensor, what: str) -> None:
-    if t.device.type == "cuda":
-        raise NotImplementedError(
-            f"{what} is on {t.device}: dfgnn's Python package serves CPU tensors (the emulator) so far; "
-            "CUDA tensors are not supported yet"
-        )
-    if t.device.type != "cpu":
-        raise ValueError(f"{what} is on {t.device}: dfgnn runs CPU tensors (and, later, CUDA ones)")
+    if t.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{what} is on {t.device}: dfgnn runs CUDA tensors and CPU ones (on its emulator)")
+
+
+def _device_index(device: torch.device) -> int | None:
+    """The CUDA device index of ``device`` (``None`` for the CPU), never a default device."""
+    if device.type != "cuda":
+        return None
+    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 class Graph:
@@ -38,9 +40,15 @@ class Graph:
     Make one with :meth:`from_edge_index`; it is immutable.
     """
 
-    def __init__(self, prepared: _dfgnn.PreparedGraph, device: torch.device, edge_perm: Tensor):
+    def __init__(self, prepared: _dfgnn.PreparedGraph, device: torch.device, edge_index: Tensor, edge_perm: Tensor):
         self._prepared = prepared
         self.device = device
+        #: ``[2, E]`` int64 on the graph's device: the edges the graph holds, in their original
+        #: order (with ``add_self_loops``, the kept edges followed by one loop per node, as PyG's
+        #: ``GATConv`` makes them): the order of :func:`dfgnn.ops.attention_weights`.
+        self.edge_index = edge_index
+        #: Workspace bytes per op and shape, measured on first use.
+        self._workspace: dict[tuple, int] = {}
         #: ``[E]`` int64: the original index of the edge in each CSR slot (a stable sort by
         #: destination, so edges of one destination keep their order; with ``add_self_loops``, the
         #: index among the kept edges followed by the loops).
@@ -80,9 +88,11 @@ class Graph:
         ``add_self_loops=True`` drops the self loops of ``edge_index`` and adds one per node, as PyG's
         ``AGNNConv`` and ``GATConv`` do (the graph must not be bipartite).
 
-        The result is cached per tensor (its identity and version, never its address), so a layer
-        that gets the same ``edge_index`` every step prepares it once; editing the tensor in place
-        prepares it anew.
+        The graph lives on ``edge_index``'s device (a CUDA device, or the CPU for the emulator);
+        preparing it sorts there (stable) and builds the CSR, CSC and plans once, waiting for the
+        device (do it before capturing a CUDA graph). The result is cached per tensor (its
+        identity and version, never its address), so a layer that gets the same ``edge_index``
+        every step prepares it once; editing the tensor in place prepares it anew.
         """
         if not isinstance(edge_index, Tensor):
             raise TypeError(f"edge_index must be a torch.Tensor, not {type(edge_index).__name__}")
@@ -143,16 +153,27 @@ def _prepare(edge_index: Tensor, sizes: tuple[int, int], add_self_loops: bool) -
             raise ValueError(f"{name} node {bad} in edge_index is out of range [0, {count})")
     if add_self_loops:
         kept = src != dst
-        loops = torch.arange(num_dst, dtype=torch.int64)
+        loops = torch.arange(num_dst, dtype=torch.int64, device=src.device)
         src, dst = torch.cat([src[kept], loops]), torch.cat([dst[kept], loops])
         if src.numel() > MAX_INDEX:
             raise ValueError(f"{src.numel()} edges with the self loops: dfgnn takes at most {MAX_INDEX}")
+    # On the edges' device (stable: edges of one destination keep their order, and so do results).
     edge_perm = torch.argsort(dst, stable=True)
-    columns = src[edge_perm].contiguous()
+    counts = torch.bincount(dst, minlength=num_dst)
+    # The CSR goes to the extension in host memory (it builds the CSC and the plans there).
+    columns = src[edge_perm].cpu().contiguous()
     offsets = torch.zeros(num_dst + 1, dtype=torch.int64)
-    torch.cumsum(torch.bincount(dst, minlength=num_dst), 0, out=offsets[1:])
-    prepared = _dfgnn.PreparedGraph(num_dst, num_src, offsets.data_ptr(), columns.data_ptr(), columns.numel())
-    return Graph(prepared, edge_index.device, edge_perm)
+    torch.cumsum(counts.cpu(), 0, out=offsets[1:])
+    device = edge_index.device
+    index = _device_index(device)
+    args = (index, num_dst, num_src, offsets.data_ptr(), columns.data_ptr(), columns.numel())
+    if index is None:
+        prepared = _dfgnn.PreparedGraph(*args)
+    else:
+        device = torch.device("cuda", index)
+        with torch.cuda.device(device):  # the extension binds the device's context: keep torch's current device
+            prepared = _dfgnn.PreparedGraph(*args)
+    return Graph(prepared, device, torch.stack([src, dst]), edge_perm)
 
 
 def _lookup(graph_id: int) -> Graph:

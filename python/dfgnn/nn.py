@@ -16,9 +16,9 @@ from torch_geometric.nn import MessagePassing
 from torch_geometric.nn import conv as pyg
 
 from .graph import Graph
-from .ops import agnn_attention, gt_attention
+from .ops import agnn_attention, gat_attention, gt_attention
 
-__all__ = ["TransformerConv", "AGNNConv", "convert"]
+__all__ = ["TransformerConv", "GATConv", "AGNNConv", "convert"]
 
 _FALLBACKS = ("warn", "error", "silent")
 
@@ -47,8 +47,8 @@ class _Fused:
             reasons.append("a sparse adjacency (pass edge_index as a [2, E] tensor)")
         if x.dtype != torch.float32:
             reasons.append(f"{x.dtype} features (the kernels take float32)")
-        if x.device.type != "cpu":
-            reasons.append(f"tensors on {x.device} (dfgnn's Python package serves CPU tensors so far)")
+        if x.device.type not in ("cpu", "cuda"):
+            reasons.append(f"tensors on {x.device} (dfgnn runs CUDA and CPU tensors)")
         return reasons
 
     def _fall_back(self, reasons: list[str]) -> None:
@@ -103,6 +103,67 @@ class TransformerConv(_Fused, pyg.TransformerConv):
         return out
 
 
+class GATConv(_Fused, pyg.GATConv):
+    """PyG's :class:`~torch_geometric.nn.conv.GATConv` with dfgnn's GAT attention.
+
+    Served: heads, concat, negative slope, self loops (removed and re-added, as PyG does), bias,
+    residual, shared or separate source/destination weights, bipartite inputs (without self
+    loops), ``return_attention_weights`` (α in the order of the edges with their loops, as PyG's;
+    not differentiable). PyG's path: ``edge_dim``, attention dropout in training (the fused kernel
+    has none yet), an explicit ``size``, a pair without destination features, sparse adjacencies.
+    """
+
+    propagate = _generic_propagate
+
+    def __init__(self, *args, fallback: str = "warn", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_fallback(fallback)
+
+    def forward(self, x, edge_index, edge_attr=None, size=None, return_attention_weights=None):
+        pair = not isinstance(x, Tensor)
+        x_src, x_dst = x if pair else (x, x)
+        extra = []
+        if self.lin_edge is not None or edge_attr is not None:
+            extra.append("edge features (edge_dim)")
+        if size is not None:
+            extra.append("an explicit size")
+        if x_dst is None:
+            extra.append("a pair without destination features")
+        elif pair and self.add_self_loops and x_src.size(0) != x_dst.size(0):
+            extra.append("self loops on a bipartite graph")
+        if self.training and self.dropout > 0:
+            extra.append("attention dropout in training (the fused kernel has none yet)")
+        reasons = self._unserved(x_src, edge_index, extra)
+        if x_dst is not None:
+            reasons += self._unserved(x_dst, edge_index, [])
+        if reasons:
+            self._fall_back(sorted(set(reasons)))
+            return super().forward(x, edge_index, edge_attr, size, return_attention_weights)
+        H, C = self.heads, self.out_channels
+        res = self.res(x_dst) if self.res is not None else None
+        if self.lin is not None:
+            h_src = self.lin(x_src).view(-1, H, C)
+            h_dst = self.lin(x_dst).view(-1, H, C) if pair else h_src
+        else:
+            h_src, h_dst = self.lin_src(x_src).view(-1, H, C), self.lin_dst(x_dst).view(-1, H, C)
+        er = (h_src * self.att_src).sum(dim=-1)
+        el = (h_dst * self.att_dst).sum(dim=-1)
+        graph = Graph.from_edge_index(
+            edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
+        )
+        weights = bool(return_attention_weights)
+        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights)
+        out, alpha = result if weights else (result, None)
+        out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+        if res is not None:
+            out = out + res
+        if self.bias is not None:
+            out = out + self.bias
+        if weights:
+            return out, (graph.edge_index, alpha)
+        return out
+
+
 class AGNNConv(_Fused, pyg.AGNNConv):
     """PyG's :class:`~torch_geometric.nn.conv.AGNNConv` with dfgnn's AGNN attention (β learnt or
     fixed, self loops added or not). PyG's path: sparse adjacencies."""
@@ -122,8 +183,14 @@ class AGNNConv(_Fused, pyg.AGNNConv):
         return agnn_attention(x, graph, self.beta)
 
 
-#: PyG's layer → dfgnn's (GAT and GATv2 join when their kernels land).
-_REPLACEMENTS: dict[type, type] = {pyg.TransformerConv: TransformerConv, pyg.AGNNConv: AGNNConv}
+#: PyG's layer → dfgnn's. GATv2Conv joins when the library's GATv2 kernels do: a
+#: ``dfgnn.ops.gatv2_attention`` over the same saved state as ``gat_attention``, and a layer shaped
+#: as :class:`GATConv`.
+_REPLACEMENTS: dict[type, type] = {
+    pyg.TransformerConv: TransformerConv,
+    pyg.GATConv: GATConv,
+    pyg.AGNNConv: AGNNConv,
+}
 
 
 def convert(model: nn.Module, fallback: str = "warn") -> nn.Module:

@@ -4,6 +4,13 @@ Each public function checks its arguments and calls a ``dfgnn::`` op; each op's 
 of its own, so ``torch.compile(fullgraph=True)`` sees no graph break. A graph enters an op as its
 id (a ``torch.library`` op takes no Python objects): make the :class:`~dfgnn.Graph` outside the
 compiled region and keep it alive while its ops run.
+
+On CUDA an op queues its kernels on ``torch.cuda.current_stream(device)`` (read on every call) of
+the tensors' device and returns without waiting; its outputs and its workspace are ``torch.empty``
+tensors on that stream, so torch's caching allocator owns all memory. The first call of an op
+and shape on a graph plans it and measures its workspace (make that call before capturing a CUDA
+graph; captured replays then equal eager runs). GT's and GAT's forwards save the per-row softmax
+state (``lse``, ``stats``) for their backwards, which do not run the forward again.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from .graph import Graph, _check_device, _lookup
 #: Bytes a tensor's data must be aligned to: the kernels load 16-byte vectors.
 ALIGNMENT = 16
 
-__all__ = ["gt_attention", "agnn_attention"]
+__all__ = ["gt_attention", "gat_attention", "agnn_attention", "attention_weights"]
 
 
 def _check_features(name: str, x: Tensor, nodes: int, graph: Graph) -> tuple[int, int]:
@@ -50,61 +57,115 @@ def _ready(name: str, x: Tensor) -> Tensor:
     return x
 
 
-def _empty(x: Tensor) -> Tensor:
-    """A fresh contiguous tensor shaped as ``x`` (torch's allocator: aligned)."""
-    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+def _empty(x: Tensor, *shape: int) -> Tensor:
+    """A fresh contiguous float32 tensor on ``x``'s device, shaped as ``x`` or as ``shape`` (torch's
+    allocator: aligned)."""
+    return torch.empty(shape or x.shape, dtype=torch.float32, device=x.device)
+
+
+def _call(graph: Graph, entry, key: tuple, *args):
+    """Runs the extension's ``entry(prepared, *key, stream, workspace, *args)`` as one call: on
+    the device's current stream, with a workspace from ``torch.empty`` measured once per op and
+    shape (``key`` is (heads, features, parameter); the size does not depend on the parameter).
+    On CUDA the graph's device is made current for the call (and the previous one restored)."""
+    if graph.device.type != "cuda":
+        return _call_on(graph, None, entry, key, *args)
+    with torch.cuda.device(graph.device):
+        return _call_on(graph, torch.cuda.current_stream(graph.device).cuda_stream, entry, key, *args)
+
+
+def _call_on(graph: Graph, stream: int | None, entry, key: tuple, *args):
+    shape_key = (entry.__name__, *key[:2])
+    size = graph._workspace.get(shape_key)
+    if size is None:
+        size = entry(graph._prepared, *key, stream, None, *args)
+        if isinstance(size, tuple):  # AGNN's backward: (d_beta, bytes)
+            size = size[1]
+        graph._workspace[shape_key] = size
+    workspace = torch.empty(size, dtype=torch.uint8, device=graph.device)
+    return entry(graph._prepared, *key, stream, (workspace.data_ptr(), size), *args)
+
+
+def _ptrs(*xs: Tensor) -> tuple[int, ...]:
+    return tuple(x.data_ptr() for x in xs)
+
+
+def _check_scores(name: str, x: Tensor, nodes: int, heads: int, graph: Graph) -> None:
+    """Checks a ``[nodes, H]`` float32 node-score tensor on the graph's device."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
+    _check_device(x, name)
+    if x.device != graph.device:
+        raise ValueError(f"{name} is on {x.device}, the graph on {graph.device}")
+    if x.dtype != torch.float32:
+        raise TypeError(f"{name} is {x.dtype}: dfgnn's kernels take float32 (cast with .float())")
+    if list(x.shape) != [nodes, heads]:
+        raise ValueError(f"{name} must be [{nodes}, {heads}] for this graph and heads, not {list(x.shape)}")
 
 
 # ---------------------------------------------------------------------------------------------
 # GT
 
 
-@torch.library.custom_op("dfgnn::gt_forward", mutates_args=())
-def _gt_forward(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> Tensor:
-    graph = _lookup(graph_id)
+def _check_gt(q: Tensor, k: Tensor, v: Tensor, graph: Graph) -> tuple[int, int]:
     heads, feat = _check_features("q", q, graph.num_dst, graph)
     for name, x in (("k", k), ("v", v)):
         if _check_features(name, x, graph.num_src, graph) != (heads, feat):
             raise ValueError(f"{name} has {list(x.shape[1:])} heads × features, q has {[heads, feat]}")
+    return heads, feat
+
+
+def _saved_like(x: Tensor, nodes: int, heads: int, feat: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Fresh ``out`` ``[nodes, H, F]``, ``lse`` ``[nodes, H]`` and ``stats`` ``[nodes, H, 2]``."""
+    return _empty(x, nodes, heads, feat), _empty(x, nodes, heads), _empty(x, nodes, heads, 2)
+
+
+@torch.library.custom_op("dfgnn::gt_forward", mutates_args=())
+def _gt_forward(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gt(q, k, v, graph)
     q, k, v = _ready("q", q), _ready("k", k), _ready("v", v)
-    out = _empty(q)
-    _dfgnn._gt_forward(graph._prepared, heads, feat, scale, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr())
-    return out
+    saved = _saved_like(q, graph.num_dst, heads, feat)
+    _call(graph, _dfgnn._gt_forward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved))
+    return saved
 
 
 @_gt_forward.register_fake
-def _(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> Tensor:
-    return q.new_empty(q.shape)
+def _(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+    n, h, f = q.shape
+    return q.new_empty(n, h, f), q.new_empty(n, h), q.new_empty(n, h, 2)
 
 
 @torch.library.custom_op("dfgnn::gt_backward", mutates_args=())
 def _gt_backward(
-    q: Tensor, k: Tensor, v: Tensor, d_out: Tensor, graph_id: int, scale: float
+    q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, scale: float
 ) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
-    heads, feat = _check_features("q", q, graph.num_dst, graph)
+    heads, feat = _check_gt(q, k, v, graph)
     _check_features("d_out", d_out, graph.num_dst, graph)
     q, k, v, d_out = _ready("q", q), _ready("k", k), _ready("v", v), _ready("d_out", d_out)
+    saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     dq, dk, dv = _empty(q), _empty(k), _empty(v)
-    ptrs = (x.data_ptr() for x in (q, k, v, d_out, dq, dk, dv))
-    _dfgnn._gt_backward(graph._prepared, heads, feat, scale, *ptrs)
+    _call(graph, _dfgnn._gt_backward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved), d_out.data_ptr(), _ptrs(dq, dk, dv))
     return dq, dk, dv
 
 
 @_gt_backward.register_fake
-def _(q: Tensor, k: Tensor, v: Tensor, d_out: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(q, k, v, out, lse, stats, d_out, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 def _gt_setup(ctx, inputs, output) -> None:
     q, k, v, graph_id, scale = inputs
-    ctx.save_for_backward(q, k, v)
+    out, lse, stats = output
+    ctx.save_for_backward(q, k, v, out, lse, stats)
     ctx.graph_id, ctx.scale = graph_id, scale
+    ctx.mark_non_differentiable(lse, stats)
 
 
-def _gt_grad(ctx, d_out: Tensor):
-    q, k, v = ctx.saved_tensors
-    dq, dk, dv = _gt_backward(q, k, v, d_out.contiguous(), ctx.graph_id, ctx.scale)
+def _gt_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
+    q, k, v, out, lse, stats = ctx.saved_tensors
+    dq, dk, dv = _gt_backward(q, k, v, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.scale)
     return dq, dk, dv, None, None
 
 
@@ -121,14 +182,117 @@ def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | N
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
-    heads, feat = _check_features("q", q, graph.num_dst, graph)
-    for name, x in (("k", k), ("v", v)):
-        if _check_features(name, x, graph.num_src, graph) != (heads, feat):
-            raise ValueError(f"{name} has {list(x.shape[1:])} heads × features, q has {[heads, feat]}")
+    _, feat = _check_gt(q, k, v, graph)
     scale = 1.0 / math.sqrt(feat) if scale is None else float(scale)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be finite, not {scale}")
-    return _gt_forward(q, k, v, graph.id, scale)
+    return _gt_forward(q, k, v, graph.id, scale)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# GAT (GATv2 joins here: an op over the same saved state, once the library has `GatV2`)
+
+
+def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, int]:
+    heads, feat = _check_features("h", h, graph.num_src, graph)
+    _check_scores("el", el, graph.num_dst, heads, graph)
+    _check_scores("er", er, graph.num_src, heads, graph)
+    return heads, feat
+
+
+@torch.library.custom_op("dfgnn::gat_forward", mutates_args=())
+def _gat_forward(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gat(h, el, er, graph)
+    h, el, er = _ready("h", h), _ready("el", el), _ready("er", er)
+    saved = _saved_like(h, graph.num_dst, heads, feat)
+    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved))
+    return saved
+
+
+@_gat_forward.register_fake
+def _(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+    n, heads = el.shape
+    return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2)
+
+
+@torch.library.custom_op("dfgnn::gat_backward", mutates_args=())
+def _gat_backward(
+    h: Tensor, el: Tensor, er: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, slope: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gat(h, el, er, graph)
+    _check_features("d_out", d_out, graph.num_dst, graph)
+    h, el, er, d_out = _ready("h", h), _ready("el", el), _ready("er", er), _ready("d_out", d_out)
+    saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
+    dh, d_el, d_er = _empty(h), _empty(el), _empty(er)
+    _call(graph, _dfgnn._gat_backward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved), d_out.data_ptr(), _ptrs(dh, d_el, d_er))
+    return dh, d_el, d_er
+
+
+@_gat_backward.register_fake
+def _(h, el, er, out, lse, stats, d_out, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+    return h.new_empty(h.shape), el.new_empty(el.shape), er.new_empty(er.shape)
+
+
+def _gat_setup(ctx, inputs, output) -> None:
+    h, el, er, graph_id, slope = inputs
+    out, lse, stats = output
+    ctx.save_for_backward(h, el, er, out, lse, stats)
+    ctx.graph_id, ctx.slope = graph_id, slope
+    ctx.mark_non_differentiable(lse, stats)
+
+
+def _gat_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
+    h, el, er, out, lse, stats = ctx.saved_tensors
+    dh, d_el, d_er = _gat_backward(h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope)
+    return dh, d_el, d_er, None, None
+
+
+_gat_forward.register_autograd(_gat_grad, setup_context=_gat_setup)
+
+
+def gat_attention(
+    h: Tensor,
+    el: Tensor,
+    er: Tensor,
+    graph: Graph,
+    negative_slope: float = 0.2,
+    return_attention_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """GAT attention: ``out_i = Σ_j softmax_j(LeakyReLU(el_i + er_j))·h_j`` over the edges
+    ``j → i`` of ``graph``, per head.
+
+    ``h`` is ``[num_src, H, F]`` (the projected source features), ``el`` ``[num_dst, H]`` and ``er``
+    ``[num_src, H]`` the destination and source scores (PyG's ``alpha_dst`` and ``alpha_src``:
+    ``(x·att).sum(-1)``), float32 on the graph's device. Differentiable in all three. With
+    ``return_attention_weights``, also returns α ``[E, H]`` in the order of ``graph.edge_index``
+    (:func:`attention_weights`; not differentiable).
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
+    _check_gat(h, el, er, graph)
+    slope = float(negative_slope)
+    if not math.isfinite(slope):
+        raise ValueError(f"negative_slope must be finite, not {slope}")
+    out, lse, _ = _gat_forward(h, el, er, graph.id, slope)
+    if not return_attention_weights:
+        return out
+    src, dst = graph.edge_index[0], graph.edge_index[1]
+    scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
+    return out, attention_weights(scores, lse, graph)
+
+
+def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:
+    """α ``[E, H]`` from the edge scores ``[E, H]`` (in the order of ``graph.edge_index``) and the
+    per-destination log-sum-exp ``[num_dst, H]`` an op's forward saved: ``α_e = exp(s_e − lse_dst(e))``
+    (PyG's ``return_attention_weights``). Not differentiable (computed from detached tensors)."""
+    if scores.dim() != 2 or scores.shape[0] != graph.num_edges:
+        raise ValueError(f"scores must be [{graph.num_edges}, H], not {list(scores.shape)}")
+    if lse.dim() != 2 or list(lse.shape) != [graph.num_dst, scores.shape[1]]:
+        raise ValueError(f"lse must be [{graph.num_dst}, {scores.shape[1]}], not {list(lse.shape)}")
+    with torch.no_grad():
+        return torch.exp(scores.detach() - lse.detach()[graph.edge_index[1]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,7 +311,7 @@ def _agnn_forward(h: Tensor, beta: Tensor, graph_id: int) -> Tensor:
     _check_beta(beta)
     h = _ready("h", h)
     out = _empty(h)
-    _dfgnn._agnn_forward(graph._prepared, heads, feat, float(beta.item()), h.data_ptr(), out.data_ptr())
+    _call(graph, _dfgnn._agnn_forward, (heads, feat, float(beta.item())), h.data_ptr(), out.data_ptr())
     return out
 
 
@@ -164,9 +328,7 @@ def _agnn_backward(h: Tensor, beta: Tensor, d_out: Tensor, graph_id: int) -> tup
     _check_beta(beta)
     h, d_out = _ready("h", h), _ready("d_out", d_out)
     dh = _empty(h)
-    d_beta = _dfgnn._agnn_backward(
-        graph._prepared, heads, feat, float(beta.item()), h.data_ptr(), d_out.data_ptr(), dh.data_ptr()
-    )
+    d_beta, _ = _call(graph, _dfgnn._agnn_backward, (heads, feat, float(beta.item())), h.data_ptr(), d_out.data_ptr(), dh.data_ptr())
     return dh, torch.full(beta.shape, d_beta, dtype=beta.dtype, device=beta.device)
 
 

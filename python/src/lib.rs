@@ -3,13 +3,23 @@
 //! It links no libtorch: the pure-Python layer (`dfgnn/`) checks every tensor (dtype, device,
 //! contiguity, 16-byte alignment, shape) and passes its `data_ptr()` here as an integer, with the
 //! sizes. Those functions are private (`_`-prefixed) for that reason: their safety rests on the
-//! Python layer's checks. Nothing here touches CUDA at import time; CPU tensors run on the SIMT
-//! emulator, read in place (see `dfgnn::external`).
+//! Python layer's checks.
+//!
+//! Nothing here touches CUDA at import time. CPU tensors run on the SIMT emulator; CUDA tensors on
+//! their own device, in its primary context (PyTorch's), with one [`Backend`] per device made on
+//! first use and made anew in a forked child (whose parent's CUDA state is not its own). Every op
+//! call runs on the stream the Python layer passes (`torch.cuda.current_stream(device)`, read
+//! on each call) with a workspace it allocated (`torch.empty`), so the Rust side allocates
+//! nothing per call: called without a workspace, an op only measures the bytes it needs
+//! (`dfgnn::external`). A prepared graph keeps its op objects (plan and work lists) per kind and
+//! shape, made on first use on the backend's own stream and waited for there.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use dfgnn::external::{self, External};
-use dfgnn::{AgnnConfig, Backend, DeviceGraph, GtConfig};
+use dfgnn::external::{self, Call, External, Saved};
+use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, Workspace};
 use dfgnn_graphs::Csr;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,6 +28,23 @@ use pyo3::prelude::*;
 fn emulator() -> &'static Backend {
     static EMULATOR: OnceLock<Backend> = OnceLock::new();
     EMULATOR.get_or_init(Backend::emulator)
+}
+
+/// The CUDA backend of device `ordinal` for this process, made on first use. Backends live as
+/// long as the process (graphs borrow them); a forked child forgets its parent's without
+/// touching them.
+fn cuda(ordinal: u32) -> dfgnn::Result<&'static Backend> {
+    /// (process id, device, backend).
+    static DEVICES: Mutex<Vec<(u32, u32, &'static Backend)>> = Mutex::new(Vec::new());
+    let pid = std::process::id();
+    let mut devices = DEVICES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    devices.retain(|&(owner, _, _)| owner == pid);
+    if let Some(&(_, _, backend)) = devices.iter().find(|&&(_, device, _)| device == ordinal) {
+        return Ok(backend);
+    }
+    let backend: &'static Backend = Box::leak(Box::new(Backend::cuda(ordinal as usize)?));
+    devices.push((pid, ordinal, backend));
+    Ok(backend)
 }
 
 /// A dfgnn error as the Python exception of its kind.
@@ -31,10 +58,46 @@ fn to_py(e: dfgnn::Error) -> PyErr {
     }
 }
 
-/// A graph prepared on the emulator: CSR by destination, its CSC, and statistics.
+/// An op planned on one graph for one shape.
+enum Op {
+    Gt(Gt<'static, 'static>),
+    Gat(Gat<'static, 'static>),
+    Agnn(Agnn<'static, 'static>),
+}
+
+/// Which op, heads, features, and its parameter's bits (GT's scale, GAT's slope; 0 for AGNN).
+type OpKey = (&'static str, u32, u32, u32);
+
+/// A graph prepared on a backend: CSR by destination, its CSC, statistics, and its planned ops.
 #[pyclass(module = "dfgnn._dfgnn", frozen)]
 struct PreparedGraph {
-    graph: DeviceGraph<'static>,
+    /// Ops borrow `graph`: dropped first (see `Drop`).
+    ops: ManuallyDrop<Mutex<HashMap<OpKey, Arc<Op>>>>,
+    /// Boxed so that its address, which the ops hold, never moves.
+    graph: ManuallyDrop<Box<DeviceGraph<'static>>>,
+    /// The process that prepared it (a forked child must not free its parent's device memory).
+    pid: u32,
+}
+
+impl Drop for PreparedGraph {
+    fn drop(&mut self) {
+        if self.pid != std::process::id() && self.graph.backend().kind() == BackendKind::Cuda {
+            // A forked child: the memory is the parent's; leave it alone.
+            return;
+        }
+        let backend = self.graph.backend();
+        // PyTorch may be using another device as this thread's current one: keep it.
+        backend.keeping_current_context(|| {
+            // Kernels queued on PyTorch's streams may still read the graph: wait for them before
+            // freeing (an error here has no one to report to; the memory is freed regardless).
+            let _ = backend.synchronize_device();
+            // SAFETY: each field is dropped once, here, the ops (which borrow the graph) first.
+            unsafe {
+                ManuallyDrop::drop(&mut self.ops);
+                ManuallyDrop::drop(&mut self.graph);
+            }
+        });
+    }
 }
 
 /// Copies `len` elements of `T` from host address `addr` (a live CPU tensor's data).
@@ -49,13 +112,55 @@ unsafe fn read_host<T: Copy>(addr: usize, len: usize) -> Vec<T> {
     unsafe { std::slice::from_raw_parts(addr as *const T, len) }.to_vec()
 }
 
+impl PreparedGraph {
+    /// The prepared graph, valid as long as `self`.
+    fn graph(&self) -> &DeviceGraph<'static> {
+        &self.graph
+    }
+
+    /// Refuses a graph of another process's CUDA context.
+    fn check_process(&self) -> PyResult<()> {
+        if self.pid != std::process::id() && self.graph.backend().kind() == BackendKind::Cuda {
+            return Err(PyRuntimeError::new_err(
+                "this dfgnn graph was prepared on CUDA in the parent process: prepare it again in this one",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The op of `key`, planned by `make` on first use (on the backend's own stream, waited for,
+    /// so later calls on any stream see its work lists).
+    fn op(
+        &self,
+        key: OpKey,
+        make: impl FnOnce(&'static DeviceGraph<'static>) -> dfgnn::Result<Op>,
+    ) -> PyResult<Arc<Op>> {
+        self.check_process()?;
+        let mut ops = self.ops.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(op) = ops.get(&key) {
+            return Ok(op.clone());
+        }
+        // SAFETY: the graph is boxed (its address never moves) and outlives every op: ops are
+        // dropped before it (`Drop`), and an `Arc<Op>` handed out here never leaves a method that
+        // borrows `self`.
+        let graph: &'static DeviceGraph<'static> = unsafe { &*(self.graph() as *const DeviceGraph<'static>) };
+        let op = Arc::new(make(graph).map_err(to_py)?);
+        graph.backend().synchronize().map_err(to_py)?;
+        ops.insert(key, op.clone());
+        Ok(op)
+    }
+}
+
 #[pymethods]
 impl PreparedGraph {
     /// Prepares a graph from CSR arrays in CPU memory: `offsets` (`num_dst + 1` int64) and
-    /// `columns` (`nnz` int64), given by address. Every rule of a CSR is checked.
+    /// `columns` (`nnz` int64), given by address, on `device` (a CUDA device index; `None` for the
+    /// emulator). Every rule of a CSR is checked.
     #[new]
+    #[pyo3(signature = (device, num_dst, num_src, offsets, columns, nnz))]
     fn new(
         py: Python<'_>,
+        device: Option<u32>,
         num_dst: usize,
         num_src: usize,
         offsets: usize,
@@ -87,8 +192,21 @@ impl PreparedGraph {
             })
             .collect::<PyResult<Vec<u32>>>()?;
         let csr = Csr::new(num_dst, num_src, offsets, columns).map_err(|e| to_py(e.into()))?;
-        let graph = py.detach(|| DeviceGraph::new(emulator(), &csr)).map_err(to_py)?;
-        Ok(Self { graph })
+        let graph = py.detach(|| {
+            let backend = match device {
+                None => emulator(),
+                Some(ordinal) => cuda(ordinal)?,
+            };
+            let graph = DeviceGraph::new(backend, &csr)?;
+            // Uploaded on the backend's own stream: done before any PyTorch stream reads it.
+            backend.synchronize()?;
+            Ok::<_, dfgnn::Error>(graph)
+        });
+        Ok(Self {
+            ops: ManuallyDrop::new(Mutex::default()),
+            graph: ManuallyDrop::new(Box::new(graph.map_err(to_py)?)),
+            pid: std::process::id(),
+        })
     }
 
     /// Destination nodes.
@@ -115,7 +233,46 @@ fn features(addr: usize, nodes: usize, heads: u32, feat: u32) -> External {
     External { addr: addr as u64, len: nodes * heads as usize * feat as usize }
 }
 
-/// GT forward into `out` (addresses of contiguous, 16-byte aligned float32 CPU tensors).
+/// The call: on `stream` (a `CUstream` as an integer; `None` on the emulator), with the workspace
+/// `(address, bytes)`, or measuring when there is none.
+fn call(stream: Option<u64>, workspace: Option<(usize, usize)>) -> Call {
+    let workspace = match workspace {
+        None => Workspace::Measure,
+        Some((addr, len)) => Workspace::Borrowed { addr: addr as u64, len },
+    };
+    Call { stream, workspace }
+}
+
+/// The saved state `(out, lse, stats)` of a forward over `nodes` destinations.
+fn saved((out, lse, stats): (usize, usize, usize), nodes: usize, heads: u32, feat: u32) -> Saved {
+    Saved {
+        out: features(out, nodes, heads, feat),
+        lse: features(lse, nodes, heads, 1),
+        stats: features(stats, nodes, heads, 2),
+    }
+}
+
+/// The GT op of this shape and scale.
+fn gt(graph: &PreparedGraph, heads: u32, feat: u32, scale: f32) -> PyResult<Arc<Op>> {
+    graph.op(("gt", heads, feat, scale.to_bits()), |g| {
+        Gt::new(g, &GtConfig { scale: Some(scale), ..GtConfig::new(heads, feat) }).map(Op::Gt)
+    })
+}
+
+/// The GAT op of this shape and slope.
+fn gat(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc<Op>> {
+    graph.op(("gat", heads, feat, slope.to_bits()), |g| {
+        Gat::new(g, &GatConfig { slope, ..GatConfig::new(heads, feat) }).map(Op::Gat)
+    })
+}
+
+/// The AGNN op of this shape.
+fn agnn(graph: &PreparedGraph, heads: u32, feat: u32) -> PyResult<Arc<Op>> {
+    graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))
+}
+
+/// GT forward: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
+/// the graph's device). Returns the workspace bytes (all it does without a workspace).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gt_forward(
@@ -124,26 +281,25 @@ fn _gt_forward(
     heads: u32,
     feat: u32,
     scale: f32,
-    q: usize,
-    k: usize,
-    v: usize,
-    out: usize,
-) -> PyResult<()> {
-    let g = &graph.graph;
-    let config = GtConfig { scale: Some(scale), ..GtConfig::new(heads, feat) };
-    let (dst, src) = (g.num_dst(), g.num_src());
-    let (q, k, v, out) = (
-        features(q, dst, heads, feat),
-        features(k, src, heads, feat),
-        features(v, src, heads, feat),
-        features(out, dst, heads, feat),
-    );
-    // SAFETY: ops.py passes the data of live, contiguous, 16-byte aligned float32 CPU tensors of
-    // these shapes (checked there), kept alive across this call; `out` is a fresh `torch.empty`.
-    py.detach(|| unsafe { external::gt_forward(g, &config, q, k, v, out) }).map_err(to_py)
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    out: (usize, usize, usize),
+) -> PyResult<usize> {
+    let (q, k, v) = inputs;
+    let op = gt(graph, heads, feat, scale)?;
+    let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
+    let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    let (q, k, v, out) = (f(q, dst), f(k, src), f(v, src), saved(out, dst, heads, feat));
+    // SAFETY: ops.py passes the data of live, contiguous, 16-byte aligned float32 tensors of these
+    // shapes on the graph's device (checked there), kept alive across this call and the work it
+    // queues (PyTorch's stream order); the outputs and the workspace are fresh `torch.empty`
+    // tensors; `stream` is the device's current PyTorch stream.
+    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, out) }).map_err(to_py)
 }
 
-/// GT backward into `dq`, `dk`, `dv` (as `_gt_forward`).
+/// GT backward into `dq`, `dk`, `dv` from the forward's saved state (as `_gt_forward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gt_backward(
@@ -152,43 +308,103 @@ fn _gt_backward(
     heads: u32,
     feat: u32,
     scale: f32,
-    q: usize,
-    k: usize,
-    v: usize,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    out: (usize, usize, usize),
     d_out: usize,
-    dq: usize,
-    dk: usize,
-    dv: usize,
-) -> PyResult<()> {
-    let g = &graph.graph;
-    let config = GtConfig { scale: Some(scale), ..GtConfig::new(heads, feat) };
-    let (dst, src) = (g.num_dst(), g.num_src());
+    grads: (usize, usize, usize),
+) -> PyResult<usize> {
+    let ((q, k, v), (dq, dk, dv)) = (inputs, grads);
+    let op = gt(graph, heads, feat, scale)?;
+    let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
+    let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
     let f = |addr, nodes| features(addr, nodes, heads, feat);
-    let (q, k, v, d_out) = (f(q, dst), f(k, src), f(v, src), f(d_out, dst));
-    let (dq, dk, dv) = (f(dq, dst), f(dk, src), f(dv, src));
+    let inputs = (f(q, dst), f(k, src), f(v, src));
+    let grads = (f(dq, dst), f(dk, src), f(dv, src));
+    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
     // SAFETY: as in `_gt_forward`; `dq`, `dk` and `dv` are three fresh `torch.empty` tensors.
-    py.detach(|| unsafe { external::gt_backward(g, &config, q, k, v, d_out, dq, dk, dv) }).map_err(to_py)
+    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, out, d_out, grads) })
+        .map_err(to_py)
+}
+
+/// GAT forward from node scores `el` (`[N_dst, H]`) and `er` (`[N_src, H]`) over `h`
+/// (`[N_src, H, F]`), into `out`, `lse`, `stats` (as `_gt_forward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gat_forward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    out: (usize, usize, usize),
+) -> PyResult<usize> {
+    let (h, el, er) = inputs;
+    let op = gat(graph, heads, feat, slope)?;
+    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
+    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+    let (h, el, er) = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
+    let out = saved(out, dst, heads, feat);
+    // SAFETY: as in `_gt_forward`.
+    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, out) }).map_err(to_py)
+}
+
+/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state (as `_gt_backward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gat_backward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    out: (usize, usize, usize),
+    d_out: usize,
+    grads: (usize, usize, usize),
+) -> PyResult<usize> {
+    let ((h, el, er), (dh, d_el, d_er)) = (inputs, grads);
+    let op = gat(graph, heads, feat, slope)?;
+    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
+    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+    let f = |addr, nodes, width| features(addr, nodes, heads, width);
+    let inputs = (f(h, src, feat), f(el, dst, 1), f(er, src, 1));
+    let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
+    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
+    // SAFETY: as in `_gt_backward`.
+    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, out, d_out, grads) })
+        .map_err(to_py)
 }
 
 /// AGNN forward into `out` (as `_gt_forward`; the graph must be square).
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 fn _agnn_forward(
     py: Python<'_>,
     graph: &PreparedGraph,
     heads: u32,
     feat: u32,
     beta: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
     h: usize,
     out: usize,
-) -> PyResult<()> {
-    let g = &graph.graph;
-    let config = AgnnConfig::new(heads, feat);
-    let (h, out) = (features(h, g.num_dst(), heads, feat), features(out, g.num_dst(), heads, feat));
+) -> PyResult<usize> {
+    let op = agnn(graph, heads, feat)?;
+    let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
+    let nodes = agnn.graph().num_dst();
+    let (h, out) = (features(h, nodes, heads, feat), features(out, nodes, heads, feat));
     // SAFETY: as in `_gt_forward`.
-    py.detach(|| unsafe { external::agnn_forward(g, &config, h, beta, out) }).map_err(to_py)
+    py.detach(|| unsafe { external::agnn_forward(agnn, call(stream, workspace), h, beta, out) }).map_err(to_py)
 }
 
-/// AGNN backward into `dh`; returns the gradient of β.
+/// AGNN backward into `dh`; returns the gradient of β and the workspace bytes.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _agnn_backward(
@@ -197,16 +413,19 @@ fn _agnn_backward(
     heads: u32,
     feat: u32,
     beta: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
     h: usize,
     d_out: usize,
     dh: usize,
-) -> PyResult<f32> {
-    let g = &graph.graph;
-    let config = AgnnConfig::new(heads, feat);
-    let f = |addr| features(addr, g.num_dst(), heads, feat);
+) -> PyResult<(f32, usize)> {
+    let op = agnn(graph, heads, feat)?;
+    let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
+    let nodes = agnn.graph().num_dst();
+    let f = |addr| features(addr, nodes, heads, feat);
     let (h, d_out, dh) = (f(h), f(d_out), f(dh));
     // SAFETY: as in `_gt_forward`; `dh` is a fresh `torch.empty` tensor.
-    py.detach(|| unsafe { external::agnn_backward(g, &config, h, beta, d_out, dh) }).map_err(to_py)
+    py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), h, beta, d_out, dh) }).map_err(to_py)
 }
 
 /// The module: the prepared graph type and the op entry points.
@@ -215,6 +434,8 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PreparedGraph>()?;
     m.add_function(wrap_pyfunction!(_gt_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gt_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gat_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_backward, m)?)?;
     Ok(())

@@ -30,15 +30,26 @@ def assert_tolerance(name: str, fused: torch.Tensor, naive: torch.Tensor, refere
 def gt_reference(q, k, v, edge_index, num_dst, scale):
     """Edge-wise GT attention in plain torch (differentiable; any dtype)."""
     src, dst = edge_index[0], edge_index[1]
-    heads = q.shape[1]
-    s = (q[dst] * k[src]).sum(-1) * scale  # [E, H]
+    return softmax_aggregate((q[dst] * k[src]).sum(-1) * scale, v, edge_index, num_dst)[0]
+
+
+def gat_reference(h, el, er, edge_index, num_dst, slope):
+    """Edge-wise GAT attention from node scores in plain torch: (out, α in edge order)."""
+    src, dst = edge_index[0], edge_index[1]
+    return softmax_aggregate(torch.nn.functional.leaky_relu(el[dst] + er[src], slope), h, edge_index, num_dst)
+
+
+def softmax_aggregate(s, v, edge_index, num_dst):
+    """``(Σ_j softmax_j(s)·v_j, α)`` per destination and head, ``s`` the ``[E, H]`` edge scores."""
+    src, dst = edge_index[0], edge_index[1]
+    heads = s.shape[1]
     top = torch.full((num_dst, heads), -math.inf, dtype=s.dtype).scatter_reduce(
         0, dst[:, None].expand_as(s), s, "amax", include_self=True
     )
     e = torch.exp(s - top[dst].detach())
     total = torch.zeros(num_dst, heads, dtype=s.dtype).index_add(0, dst, e)
     alpha = e / total[dst]
-    return torch.zeros(num_dst, *v.shape[1:], dtype=v.dtype).index_add(0, dst, alpha[..., None] * v[src])
+    return torch.zeros(num_dst, *v.shape[1:], dtype=v.dtype).index_add(0, dst, alpha[..., None] * v[src]), alpha
 
 
 def agnn_reference(h, beta, edge_index):

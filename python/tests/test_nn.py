@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 
 import pytest
@@ -13,7 +14,7 @@ pyg = pytest.importorskip("torch_geometric.nn")
 import dfgnn.nn  # noqa: E402
 
 
-def _parity(make_pyg, make_dfgnn, inputs, edge_index):
+def _parity(make_pyg, make_dfgnn, inputs, edge_index, device="cpu"):
     """Runs PyG's layer in f64 (reference) and f32 (naive) and dfgnn's in f32 with the same
     state_dict; compares the output and the gradients of every input and parameter."""
     torch.manual_seed(0)
@@ -21,19 +22,21 @@ def _parity(make_pyg, make_dfgnn, inputs, edge_index):
     fused = make_dfgnn()
     assert base.state_dict().keys() == fused.state_dict().keys()
     fused.load_state_dict(base.state_dict())
-    layers = {"ref": copy.deepcopy(base).double(), "naive": base, "fused": fused}
+    layers = {"ref": copy.deepcopy(base).double(), "naive": base, "fused": fused.to(device)}
     d_out = None
     results = {}
     for kind, layer in layers.items():
         dtype = torch.float64 if kind == "ref" else torch.float32
-        xs = [x.to(dtype).detach().clone().requires_grad_() for x in inputs]
-        out = layer(xs[0] if len(xs) == 1 else tuple(xs), edge_index)
+        on = device if kind == "fused" else "cpu"
+        xs = [x.to(on, dtype).detach().clone().requires_grad_() for x in inputs]
+        out = layer(xs[0] if len(xs) == 1 else tuple(xs), edge_index.to(on))
         if d_out is None:
             d_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
-        out.backward(d_out.to(dtype))
-        grads = {f"d{name}": p.grad for name, p in layer.named_parameters()}
-        grads.update({f"dx{i}": x.grad for i, x in enumerate(xs)})
-        results[kind] = {"out": out.detach(), **grads}
+        out.backward(d_out.to(on, dtype))
+        cpu = lambda t: None if t is None else t.cpu()  # noqa: E731
+        grads = {f"d{name}": cpu(p.grad) for name, p in layer.named_parameters()}
+        grads.update({f"dx{i}": cpu(x.grad) for i, x in enumerate(xs)})
+        results[kind] = {"out": out.detach().cpu(), **grads}
     assert results["fused"].keys() == results["ref"].keys()
     for name, reference in results["ref"].items():
         if reference is None:  # a parameter the layer does not use (lin_skip without root weight)
@@ -78,6 +81,65 @@ def test_transformer_conv_matches_pyg_on_a_bipartite_graph():
         [x_src, x_dst],
         edge_index,
     )
+
+
+GAT_CASES = [
+    dict(heads=1),
+    dict(heads=3, concat=False),
+    dict(heads=8, negative_slope=0.1, residual=True),
+    dict(heads=2, add_self_loops=False, bias=False),
+]
+GAT_IDS = ["one-head", "mean-of-3-heads", "8-heads-residual", "no-loops-no-bias"]
+
+
+@pytest.mark.parametrize("kwargs", GAT_CASES, ids=GAT_IDS)
+def test_gat_conv_matches_pyg(kwargs):
+    edge_index = torch.cat([_graph(11, 30, 30, 120), torch.tensor([[3, 3, 4], [3, 3, 9]])], 1)  # loops, duplicates
+    x = torch.randn(30, 7, generator=torch.Generator().manual_seed(12))
+    _parity(
+        lambda: pyg.GATConv(7, 5, **kwargs).eval(),
+        lambda: dfgnn.nn.GATConv(7, 5, fallback="error", **kwargs).eval(),
+        [x],
+        edge_index,
+    )
+
+
+@pytest.mark.parametrize("in_channels", [(6, 4), 6], ids=["separate-weights", "shared-weights"])
+def test_gat_conv_matches_pyg_on_a_bipartite_graph(in_channels):
+    edge_index = _graph(13, 12, 7, 40)
+    g = torch.Generator().manual_seed(14)
+    x_src, x_dst = torch.randn(12, 6, generator=g), torch.randn(7, in_channels[1] if isinstance(in_channels, tuple) else 6, generator=g)
+    _parity(
+        lambda: pyg.GATConv(in_channels, 4, heads=2, add_self_loops=False).eval(),
+        lambda: dfgnn.nn.GATConv(in_channels, 4, heads=2, add_self_loops=False, fallback="error").eval(),
+        [x_src, x_dst],
+        edge_index,
+    )
+
+
+def test_gat_conv_attention_weights_match_pygs():
+    edge_index = torch.cat([_graph(15, 20, 20, 80), torch.tensor([[2, 5], [2, 5]])], 1)
+    x = torch.randn(20, 6, generator=torch.Generator().manual_seed(16), dtype=torch.float64)
+    base = pyg.GATConv(6, 3, heads=4).eval()
+    layer = dfgnn.nn.GATConv(6, 3, heads=4, fallback="error").eval()
+    layer.load_state_dict(base.state_dict())
+    out, (ei, alpha) = layer(x.float(), edge_index, return_attention_weights=True)
+    ref_out, (ref_ei, ref_alpha) = base.double()(x, edge_index, return_attention_weights=True)
+    naive_out, (_, naive_alpha) = base.float()(x.float(), edge_index, return_attention_weights=True)
+    assert torch.equal(ei, ref_ei), "the edges with their loops, in PyG's order"
+    assert_tolerance("out", out.detach(), naive_out.detach(), ref_out.detach())
+    assert_tolerance("alpha", alpha, naive_alpha.detach(), ref_alpha.detach())
+
+
+def test_gat_conv_falls_back_for_attention_dropout_in_training_only():
+    edge_index = _graph(17, 10, 10, 30)
+    x = torch.randn(10, 4)
+    layer = dfgnn.nn.GATConv(4, 4, heads=2, dropout=0.6, fallback="error")
+    with pytest.raises(NotImplementedError, match="attention dropout"):
+        layer.train()(x, edge_index)
+    assert layer.eval()(x, edge_index).shape == (10, 8)
+    with pytest.raises(NotImplementedError, match="edge features"):
+        dfgnn.nn.GATConv(4, 4, edge_dim=3, fallback="error").eval()(x, edge_index, torch.randn(30, 3))
 
 
 @pytest.mark.parametrize("requires_grad", [True, False])
@@ -126,15 +188,16 @@ def test_convert_swaps_pyg_layers_in_place():
     model = torch.nn.Sequential()
     model.append(pyg.TransformerConv(4, 4))
     model.append(pyg.AGNNConv())
+    model.append(pyg.GATConv(4, 2, heads=2))
     model.append(torch.nn.Linear(4, 4))
     params = [p for p in model.parameters()]
     dfgnn.nn.convert(model, fallback="error")
     assert type(model[0]) is dfgnn.nn.TransformerConv and type(model[1]) is dfgnn.nn.AGNNConv
-    assert type(model[2]) is torch.nn.Linear
+    assert type(model[2]) is dfgnn.nn.GATConv and type(model[3]) is torch.nn.Linear
     assert all(a is b for a, b in zip(model.parameters(), params, strict=True))
     edge_index = _graph(8, 6, 6, 20)
     x = torch.randn(6, 4)
-    assert model[1](model[0](x, edge_index), edge_index).shape == (6, 4)
+    assert model[2](model[1](model[0](x, edge_index), edge_index), edge_index).shape == (6, 4)
 
 
 def test_a_converted_layer_still_falls_back_to_pyg():
@@ -146,3 +209,21 @@ def test_a_converted_layer_still_falls_back_to_pyg():
     expected, (_, expected_alpha) = base(x, edge_index, return_attention_weights=True)
     assert torch.equal(out, expected) and torch.equal(alpha, expected_alpha)
     assert torch.allclose(layer(x, edge_index), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", GAT_CASES[:3], ids=GAT_IDS[:3])
+def test_gat_conv_on_cuda_matches_pyg(kwargs):
+    if not torch.cuda.is_available():
+        reason = "no CUDA device: the CUDA parity test did not run"
+        if os.environ.get("DFGNN_REQUIRE_CUDA") == "1":
+            pytest.fail(reason + " (DFGNN_REQUIRE_CUDA=1)")
+        pytest.skip(reason)
+    edge_index = _graph(18, 300, 300, 3000)
+    x = torch.randn(300, 16, generator=torch.Generator().manual_seed(19))
+    _parity(
+        lambda: pyg.GATConv(16, 8, **kwargs).eval(),
+        lambda: dfgnn.nn.GATConv(16, 8, fallback="error", **kwargs).eval(),
+        [x],
+        edge_index,
+        device="cuda",
+    )

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 import torch
-from conftest import agnn_reference, assert_tolerance, gt_reference
+from conftest import agnn_reference, assert_tolerance, gat_reference, gt_reference
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gt_attention
 
 
 def _inputs(seed, shape, *sizes):
@@ -54,6 +54,52 @@ def test_agnn_forward_and_backward_match_the_f64_reference(graph_case, shape):
         results[kind] = (out.detach(), h.grad, beta.grad)
     for i, what in enumerate(("out", "dh", "dbeta")):
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("slope", [0.2, 0.0, 1.7])
+def test_gat_forward_backward_and_weights_match_the_f64_reference(graph_case, shape, slope):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads = shape[0]
+    (h64,) = _inputs(11, shape, num_src)
+    g = torch.Generator().manual_seed(12)
+    el64, er64 = torch.randn(num_dst, heads, generator=g, dtype=torch.float64), torch.randn(num_src, heads, generator=g, dtype=torch.float64)
+    d_out = _inputs(13, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        h, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (h64, el64, er64))
+        if kind == "fused":
+            out, alpha = gat_attention(h, el, er, graph, slope, return_attention_weights=True)
+        else:
+            out, alpha = gat_reference(h, el, er, edge_index, num_dst, slope)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), alpha.detach(), h.grad, el.grad, er.grad)
+    for i, what in enumerate(("out", "alpha", "dh", "d_el", "d_er")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gat_checks_its_score_shapes():
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    h = torch.randn(3, 2, 4)
+    with pytest.raises(ValueError, match=r"el must be \[3, 2\]"):
+        gat_attention(h, torch.randn(3, 3), torch.randn(3, 2), graph)
+    with pytest.raises(TypeError, match="float32"):
+        gat_attention(h, torch.randn(3, 2).double(), torch.randn(3, 2), graph)
+    with pytest.raises(ValueError, match="finite"):
+        gat_attention(h, torch.randn(3, 2), torch.randn(3, 2), graph, math.nan)
+
+
+def test_workspaces_are_measured_once_per_op_and_shape():
+    graph = dfgnn.Graph.from_edge_index(_random_edges_for_workspace(), num_nodes=30)
+    for _ in range(3):
+        q = torch.randn(30, 2, 8, requires_grad=True)
+        gt_attention(q, q, q, graph).sum().backward()
+    assert sorted(graph._workspace) == [("_gt_backward", 2, 8), ("_gt_forward", 2, 8)]
+
+
+def _random_edges_for_workspace():
+    g = torch.Generator().manual_seed(3)
+    return torch.randint(0, 30, (2, 400), generator=g)
 
 
 def test_agnn_takes_two_dimensional_features_and_a_float_beta():
@@ -163,17 +209,21 @@ def test_the_ops_pass_opcheck():
     h = torch.randn(4, 1, 5, requires_grad=True)
     beta = torch.tensor([1.3], requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.agnn_forward.default, (h, beta, graph.id))
+    h, el, er = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)
+    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2))
 
 
 def test_torch_compile_fullgraph_matches_eager():
     edge_index = torch.tensor([[0, 1, 2, 2, 3, 0], [1, 2, 0, 1, 3, 3]])
     graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
 
-    def step(q, k, v, h, beta):
-        return gt_attention(q, k, v, graph).sum() + agnn_attention(h, graph, beta).square().sum()
+    def step(q, k, v, h, beta, el, er):
+        loss = gt_attention(q, k, v, graph).sum() + agnn_attention(h, graph, beta).square().sum()
+        return loss + gat_attention(q, el, er, graph).square().sum()
 
     args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]
     args += [torch.randn(4, 5, requires_grad=True), torch.tensor([0.9], requires_grad=True)]
+    args += [torch.randn(4, 2, requires_grad=True), torch.randn(4, 2, requires_grad=True)]
     compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
     eager_loss = step(*args)
     eager_grads = torch.autograd.grad(eager_loss, args)
@@ -189,11 +239,17 @@ def test_importing_touches_no_cuda():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: CUDA tensors not tested")
-def test_cuda_tensors_are_refused_clearly_for_now():
-    with pytest.raises(NotImplementedError, match="CUDA"):
-        dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]], device="cuda"), num_nodes=2)
-    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
-    q = torch.randn(2, 1, 4, device="cuda")
-    with pytest.raises(NotImplementedError, match="CUDA"):
-        gt_attention(q, q, q, graph)
+def _gt_in_a_child(_):
+    edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 3]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+    q = torch.arange(4 * 2 * 4, dtype=torch.float32).reshape(4, 2, 4) / 10
+    return gt_attention(q, q, q, graph)
+
+
+def test_a_forked_child_runs_the_ops():
+    import multiprocessing
+
+    expected = _gt_in_a_child(None)  # the parent's state exists before the fork
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        (got,) = pool.map(_gt_in_a_child, [None])
+    assert torch.equal(got, expected)

@@ -1,7 +1,10 @@
-//! The CUDA backend: a context on one device, one stream, dfgnn's PTX module, and launches.
+//! The CUDA backend: the primary context of one device, a stream, dfgnn's PTX module, launches.
 //!
-//! All work goes to one stream, so it runs in the order it is queued; the context's per-buffer
-//! event tracking (for multi-stream use) is switched off.
+//! Work goes to the backend's own stream (never the null stream), or, inside
+//! [`Backend::within`](super::Backend::within), to the stream the caller lent (PyTorch's current
+//! stream), so it runs in the order it is queued on either. The context's per-buffer event
+//! tracking (cudarc's multi-stream bookkeeping) is switched off: ordering across the two is the
+//! caller's (the Python layer prepares graphs on the backend's stream and waits for it once).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,12 +23,28 @@ pub(crate) const PTX: &str = include_str!("../../../device/ptx/dfgnn_device.ptx"
 
 pub(super) struct CudaBackend {
     ctx: Arc<CudaContext>,
+    /// The backend's own stream, for work outside a call scope.
     stream: Arc<CudaStream>,
+    /// The owning `Backend`'s id (which call scopes apply to it).
+    id: u64,
     module: Arc<CudaModule>,
     /// Loaded functions, the dynamic shared memory each is opted in to, and its thread limit
     /// (read once: it is asked before every launch).
     functions: Mutex<HashMap<&'static str, Loaded>>,
     limits: DeviceLimits,
+}
+
+/// Runs `work`, then makes the context that was current on this thread current again.
+pub(super) fn keeping_current_context<R>(work: impl FnOnce() -> R) -> R {
+    let before = cudarc::driver::result::ctx::get_current().ok().flatten();
+    let r = work();
+    if let Some(ctx) = before {
+        // SAFETY: `ctx` was this thread's current context a moment ago and dfgnn destroys no
+        // context (primary contexts stay retained by their `CudaContext`s and by the runtime);
+        // an error leaves the thread with the context `work` left, which is no worse.
+        let _ = unsafe { cudarc::driver::result::ctx::set_current(ctx) };
+    }
+    r
 }
 
 /// The device address of a buffer.
@@ -44,7 +63,7 @@ struct Loaded {
 }
 
 impl CudaBackend {
-    pub fn new(ordinal: usize) -> Result<Self> {
+    pub fn new(ordinal: usize, id: u64) -> Result<Self> {
         // SAFETY: only probes whether the driver library can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoDevice { reason: "the CUDA driver library (libcuda.so) was not found".to_string() });
@@ -55,7 +74,8 @@ impl CudaBackend {
             return Err(Error::NoDevice { reason: format!("device {ordinal} asked for, {count} present") });
         }
         let ctx = CudaContext::new(ordinal).during(|| format!("creating a context on device {ordinal}"))?;
-        // SAFETY: dfgnn queues all work on one stream, so no cross-stream tracking is needed.
+        // SAFETY: dfgnn orders its work itself (one stream at a time; see the module header), so
+        // no cross-stream tracking is needed.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability().during(|| "reading the compute capability".to_string())?;
         if major < 8 {
@@ -77,9 +97,71 @@ impl CudaBackend {
             l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             total_memory: ctx.total_mem().during(|| "reading the memory size".to_string())? as u64,
         };
-        let stream = ctx.default_stream();
+        let stream = ctx.new_stream().during(|| "creating a stream".to_string())?;
         let module = ctx.load_module(Ptx::from_src(PTX)).during(|| "loading dfgnn's PTX module".to_string())?;
-        Ok(Self { ctx, stream, module, functions: Mutex::default(), limits })
+        Ok(Self { ctx, stream, id, module, functions: Mutex::default(), limits })
+    }
+
+    /// The stream work goes to now: the call scope's, else the backend's own.
+    fn stream(&self) -> Arc<CudaStream> {
+        super::scope_stream(self.id).unwrap_or_else(|| self.stream.clone())
+    }
+
+    /// `raw` (a `CUstream`) as a stream of this context, which becomes the thread's current one.
+    ///
+    /// # Safety
+    /// `raw` is a live stream of this device's primary context for as long as the result and the
+    /// work queued through it live.
+    pub unsafe fn borrow_stream(&self, raw: u64) -> Result<Arc<CudaStream>> {
+        self.ctx.bind_to_thread().during(|| "making the device's primary context current".to_string())?;
+        // SAFETY: forwarded contract; the context is the primary one, which PyTorch's streams
+        // belong to.
+        Ok(unsafe { self.ctx.wrap_borrowed_stream(raw as cudarc::driver::sys::CUstream) })
+    }
+
+    /// Copies `out.len()` elements at device address `src` to the host, then waits for them.
+    ///
+    /// # Safety
+    /// `src` holds `out.len()` live elements of this device.
+    pub unsafe fn read_raw<T: Element>(&self, src: u64, out: &mut [T]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let stream = self.stream();
+        // SAFETY: forwarded contract; `out` is host memory of the same length, waited for below.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(out, src, stream.cu_stream()) }
+            .during(|| format!("downloading {} elements", out.len()))?;
+        stream.synchronize().during(|| "waiting for a download".to_string())
+    }
+
+    /// Copies `data` to device address `dst`.
+    ///
+    /// # Safety
+    /// `dst` holds `data.len()` live elements of this device that no one else writes.
+    pub unsafe fn write_raw<T: Element>(&self, dst: u64, data: &[T]) -> Result<()> {
+        // SAFETY: forwarded contract; the driver stages pageable host memory before returning.
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst, data, self.stream().cu_stream()) }
+            .during(|| format!("uploading {} elements", data.len()))
+    }
+
+    /// Zeroes `bytes` bytes at device address `dst`.
+    ///
+    /// # Safety
+    /// As [`CudaBackend::write_raw`], for `bytes` bytes.
+    pub unsafe fn zero_raw(&self, dst: u64, bytes: usize) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { cudarc::driver::result::memset_d8_async(dst, 0, bytes, self.stream().cu_stream()) }
+            .during(|| format!("zeroing {bytes} bytes"))
+    }
+
+    /// Copies `bytes` bytes from device address `src` to `dst`.
+    ///
+    /// # Safety
+    /// Both hold `bytes` live bytes of this device and do not overlap; no one else writes `dst`.
+    pub unsafe fn copy_raw(&self, src: u64, dst: u64, bytes: usize) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, self.stream().cu_stream()) }
+            .during(|| format!("copying {bytes} bytes on the device"))
     }
 
     pub fn description(&self) -> String {
@@ -112,7 +194,7 @@ impl CudaBackend {
             return Ok(None);
         }
         let bytes = std::mem::size_of_val(data);
-        self.stream
+        self.stream()
             .clone_htod(data)
             .map(Some)
             .map_err(|e| self.out_of_memory(format!("uploading {} elements", data.len()), bytes, e))
@@ -123,7 +205,7 @@ impl CudaBackend {
             return Ok(None);
         }
         let bytes = len * std::mem::size_of::<T>();
-        self.stream
+        self.stream()
             .alloc_zeros(len)
             .map(Some)
             .map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
@@ -136,7 +218,7 @@ impl CudaBackend {
         let bytes = len * std::mem::size_of::<T>();
         // SAFETY: every bit pattern is a valid `Element`; callers overwrite the buffer before
         // reading it (`Backend::alloc`).
-        unsafe { self.stream.alloc(len) }
+        unsafe { self.stream().alloc(len) }
             .map(Some)
             .map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
     }
@@ -144,19 +226,15 @@ impl CudaBackend {
     pub fn download<T: Element>(&self, slice: Option<&CudaSlice<T>>, len: usize) -> Result<Vec<T>> {
         match slice {
             None => Ok(Vec::new()),
-            Some(s) => self.stream.clone_dtoh(s).during(|| format!("downloading {len} elements")),
+            Some(s) => self.stream().clone_dtoh(s).during(|| format!("downloading {len} elements")),
         }
     }
 
     pub fn fill_zeros<T: Element>(&self, slice: Option<&mut CudaSlice<T>>) -> Result<()> {
         match slice {
             None => Ok(()),
-            Some(s) => self.stream.memset_zeros(s).during(|| "zeroing a buffer".to_string()),
+            Some(s) => self.stream().memset_zeros(s).during(|| "zeroing a buffer".to_string()),
         }
-    }
-
-    pub fn copy<T: Element>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
-        self.stream.memcpy_dtod(src, dst).during(|| format!("copying {} elements on the device", src.len()))
     }
 
     pub fn memory_info(&self) -> Result<(usize, usize)> {
@@ -225,7 +303,7 @@ impl CudaBackend {
                 (g.x, g.y, g.z),
                 (b.x, b.y, b.z),
                 config.shared_bytes,
-                self.stream.cu_stream(),
+                self.stream().cu_stream(),
                 &mut args,
             )
         }
@@ -233,16 +311,21 @@ impl CudaBackend {
     }
 
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().during(|| "waiting for the device".to_string())
+        self.stream().synchronize().during(|| "waiting for the device".to_string())
+    }
+
+    pub fn synchronize_device(&self) -> Result<()> {
+        self.ctx.synchronize().during(|| "waiting for the device".to_string())
     }
 
     pub fn time<R, E: From<Error>>(&self, work: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
         let event =
             || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during(|| "creating an event".to_string());
         let (start, end) = (event()?, event()?);
-        start.record(&self.stream).during(|| "recording an event".to_string())?;
+        let stream = self.stream();
+        start.record(&stream).during(|| "recording an event".to_string())?;
         let r = work()?;
-        end.record(&self.stream).during(|| "recording an event".to_string())?;
+        end.record(&stream).during(|| "recording an event".to_string())?;
         let ms = start.elapsed_ms(&end).during(|| "reading an event timer".to_string())?;
         Ok((r, ms as f64))
     }

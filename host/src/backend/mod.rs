@@ -9,10 +9,16 @@
 //! the emulator the budget is, by default, the machine's available memory when the backend is
 //! made (device memory is host memory there); on the GPU the driver's own limit applies, and a
 //! budget set with [`Backend::with_memory_budget`] applies too.
+//!
+//! [`Backend::within`] runs one call on someone else's terms (PyTorch's): on a stream they own
+//! (borrowed through cudarc's `wrap_borrowed_stream`) and with every buffer the call makes carved
+//! from a workspace they allocated, so the backend allocates nothing; or, to size that
+//! workspace, with nothing run and the bytes counted ([`Workspace::Measure`]).
 
 mod cuda;
 mod emulator;
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -168,11 +174,76 @@ enum Inner {
     Emulator(emulator::EmuBackend),
 }
 
+/// Where the buffers of a call made under [`Backend::within`] come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workspace {
+    /// Allocated on the backend, as outside a scope.
+    Own,
+    /// Nothing runs: buffers get placeholder addresses, launches, copies and fills are skipped,
+    /// downloads read zeros, and the bytes the call would take are counted. Its results are
+    /// meaningless; the count sizes a [`Workspace::Borrowed`] for the same call.
+    Measure,
+    /// Carved, in order, from `len` bytes at `addr` that the caller owns (device memory of this
+    /// backend's device on the GPU, host memory under the emulator); a call that needs more fails
+    /// with [`Error::OutOfMemory`].
+    Borrowed {
+        /// The first byte (16-byte aligned).
+        addr: u64,
+        /// Bytes.
+        len: usize,
+    },
+}
+
+/// Every buffer carved from a workspace starts at a multiple of this many bytes from its start.
+pub const WORKSPACE_ALIGN: usize = 256;
+
+/// The bytes a workspace gives a buffer of `bytes` bytes.
+fn workspace_share(bytes: usize) -> Option<usize> {
+    bytes.checked_next_multiple_of(WORKSPACE_ALIGN)
+}
+
+/// The call in progress on this thread ([`Backend::within`]).
+struct Scope {
+    /// [`Backend::id`] of the backend it applies to.
+    backend: u64,
+    /// The borrowed stream (CUDA only).
+    stream: Option<Arc<cudarc::driver::CudaStream>>,
+    workspace: Workspace,
+    /// Workspace bytes handed out so far.
+    used: usize,
+}
+
+thread_local! {
+    static SCOPE: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// The stream of the call in progress on this thread for backend `id`, if it borrowed one.
+fn scope_stream(id: u64) -> Option<Arc<cudarc::driver::CudaStream>> {
+    SCOPE.with_borrow(|s| s.as_ref().filter(|s| s.backend == id).and_then(|s| s.stream.clone()))
+}
+
+/// Ends the scope when dropped (also when the work panics).
+struct ScopeGuard;
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        SCOPE.with_borrow_mut(|s| *s = None);
+    }
+}
+
 /// A machine that runs dfgnn's kernels: the CUDA device or the emulator.
 pub struct Backend {
     inner: Inner,
     memory: Arc<MemoryCounter>,
     counters: Counters,
+    /// Unique in the process: tells a thread's [`Scope`] which backend it applies to.
+    id: u64,
+}
+
+/// The next [`Backend::id`].
+fn next_backend_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The outcome of [`Backend::auto`]: the backend, and why it is not the GPU when it is not.
@@ -186,15 +257,108 @@ pub struct Selection {
 impl Backend {
     /// The CUDA device `ordinal`, with dfgnn's PTX module loaded (no memory budget but the
     /// driver's own).
+    ///
+    /// It is the device's primary context (the one the CUDA runtime, and so PyTorch, uses), and
+    /// work outside [`Backend::within`] goes to a stream of its own (never the null stream).
     pub fn cuda(ordinal: usize) -> Result<Self> {
-        let inner = Inner::Cuda(cuda::CudaBackend::new(ordinal)?);
-        Ok(Self { inner, memory: Arc::new(MemoryCounter::new(usize::MAX)), counters: Counters::default() })
+        let id = next_backend_id();
+        let inner = Inner::Cuda(cuda::CudaBackend::new(ordinal, id)?);
+        Ok(Self { inner, memory: Arc::new(MemoryCounter::new(usize::MAX)), counters: Counters::default(), id })
     }
 
     /// The SIMT emulator, with the machine's available memory as its memory budget.
     pub fn emulator() -> Self {
         let inner = Inner::Emulator(emulator::EmuBackend::new());
-        Self { inner, memory: Arc::new(MemoryCounter::new(available_host_memory())), counters: Counters::default() }
+        Self {
+            inner,
+            memory: Arc::new(MemoryCounter::new(available_host_memory())),
+            counters: Counters::default(),
+            id: next_backend_id(),
+        }
+    }
+
+    /// Runs `work` as one call on the caller's terms: its work on `stream` (a `CUstream` of this
+    /// device's primary context, given as an integer: PyTorch's `cuda_stream`; `None` keeps the
+    /// backend's own; the emulator has none) and its buffers from `workspace`. Returns what
+    /// `work` returned and the workspace bytes it took (what [`Workspace::Measure`] counts).
+    /// Scopes do not nest; the thread's current context becomes this device's primary context.
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of this device's primary context for the whole call and
+    /// as long as work queued on it runs; a [`Workspace::Borrowed`] must satisfy
+    /// [`Backend::borrow_external`]'s contract for all its bytes for as long, and buffers carved
+    /// from it must not outlive it.
+    pub unsafe fn within<R>(
+        &self,
+        stream: Option<u64>,
+        workspace: Workspace,
+        work: impl FnOnce() -> Result<R>,
+    ) -> Result<(R, usize)> {
+        if SCOPE.with_borrow(|s| s.is_some()) {
+            return Err(Error::Unsupported { what: "a backend call scope inside another".to_string() });
+        }
+        if let Workspace::Borrowed { addr, len } = workspace
+            && len > 0
+            && (addr == 0 || !addr.is_multiple_of(16))
+        {
+            return Err(Error::Unsupported {
+                what: format!("a workspace at address {addr:#x} (it must be non-null and 16-byte aligned)"),
+            });
+        }
+        let stream = match (&self.inner, stream) {
+            (_, None) => None,
+            // SAFETY: forwarded contract (a live stream of this device's primary context).
+            (Inner::Cuda(c), Some(raw)) => Some(unsafe { c.borrow_stream(raw)? }),
+            (Inner::Emulator(_), Some(_)) => {
+                return Err(Error::Unsupported { what: "a CUDA stream for the emulator".to_string() });
+            }
+        };
+        SCOPE.with_borrow_mut(|s| *s = Some(Scope { backend: self.id, stream, workspace, used: 0 }));
+        let _guard = ScopeGuard;
+        let r = work()?;
+        let used = SCOPE.with_borrow(|s| s.as_ref().map_or(0, |s| s.used));
+        Ok((r, used))
+    }
+
+    /// Whether this thread is in a [`Workspace::Measure`] call on this backend.
+    fn measuring(&self) -> bool {
+        SCOPE.with_borrow(|s| s.as_ref().is_some_and(|s| s.backend == self.id && s.workspace == Workspace::Measure))
+    }
+
+    /// A buffer of `len` elements from the workspace of the call in progress, if it has one.
+    fn workspace_buffer<T: Element>(&self, len: usize) -> Result<Option<Buffer<T>>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .and_then(workspace_share)
+            .ok_or_else(|| Error::Unsupported { what: format!("a buffer of {len} elements: the size overflows") })?;
+        let addr = SCOPE.with_borrow_mut(|s| {
+            let Some(scope) = s.as_mut().filter(|s| s.backend == self.id) else { return Ok(None) };
+            let offset = scope.used;
+            let addr = match scope.workspace {
+                Workspace::Own => return Ok(None),
+                // Placeholders: non-null, aligned, never dereferenced (nothing runs).
+                Workspace::Measure => WORKSPACE_ALIGN as u64 + offset as u64,
+                Workspace::Borrowed { addr, len: size } => {
+                    if size.saturating_sub(offset) < bytes {
+                        return Err(Error::OutOfMemory {
+                            during: format!("taking {len} elements from a call's workspace"),
+                            requested: bytes,
+                            free: size.saturating_sub(offset),
+                            total: size,
+                        });
+                    }
+                    addr + offset as u64
+                }
+            };
+            scope.used = offset + bytes;
+            Ok(Some(addr))
+        })?;
+        Ok(addr.map(|addr| Buffer {
+            storage: Storage::External { addr, on: self.kind() },
+            len,
+            bytes: 0,
+            memory: self.memory.clone(),
+        }))
     }
 
     /// This backend with at most `bytes` of buffers alive at once: an allocation that would pass
@@ -264,6 +428,10 @@ impl Backend {
     /// Copies `data` into a new device buffer.
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.counters.uploads.fetch_add(1, Ordering::Relaxed);
+        if let Some(mut buffer) = self.workspace_buffer(data.len())? {
+            self.write_from_host(data, &mut buffer)?;
+            return Ok(buffer);
+        }
         self.new_buffer(data.len(), "uploading", |bytes| match &self.inner {
             Inner::Cuda(c) => Ok(Storage::Cuda(c.upload(data)?)),
             Inner::Emulator(_) => {
@@ -277,6 +445,10 @@ impl Backend {
 
     /// A new device buffer of `len` zeros.
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        if let Some(mut buffer) = self.workspace_buffer(len)? {
+            self.fill_zeros(&mut buffer)?;
+            return Ok(buffer);
+        }
         self.new_buffer(len, "allocating", |bytes| match &self.inner {
             Inner::Cuda(c) => Ok(Storage::Cuda(c.zeros(len)?)),
             Inner::Emulator(_) => {
@@ -289,6 +461,9 @@ impl Backend {
     /// overwrites entirely. The emulator fills it with all-ones bytes (NaN for `f32`), so an
     /// element a kernel fails to write shows in tests.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        if let Some(buffer) = self.workspace_buffer(len)? {
+            return Ok(buffer);
+        }
         self.new_buffer(len, "allocating", |bytes| match &self.inner {
             Inner::Cuda(c) => Ok(Storage::Cuda(c.alloc(len)?)),
             Inner::Emulator(_) => {
@@ -361,10 +536,8 @@ impl Backend {
     /// say): device memory of this backend's device on the GPU, host memory under the emulator.
     /// Nothing is allocated or counted against the memory budget, and dropping the buffer frees
     /// nothing. Refused (never UB) when `addr` is null with `len > 0`, is not aligned to 16 bytes
-    /// (the kernels' vector loads need it), or the byte size overflows.
-    ///
-    /// Under the emulator the buffer can be read and written like any other; on the GPU it can
-    /// only be viewed by kernels (`download`, `copy` and `fill_zeros` refuse it).
+    /// (the kernels' vector loads need it), or the byte size overflows. It is read and written
+    /// like any other buffer.
     ///
     /// # Safety
     /// `len` elements of `T` at `addr` must stay allocated, and be written by no one else, for as
@@ -387,17 +560,49 @@ impl Backend {
 
     /// Copies a device buffer back to the host (waits for the work queued before).
     pub fn download<T: Element>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        if self.measuring() {
+            return Ok(vec![T::default(); buffer.len]);
+        }
         match (&self.inner, &buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.download(s.as_ref(), buffer.len),
+            (Inner::Cuda(c), Storage::External { on: BackendKind::Cuda, .. }) => {
+                let mut out = vec![T::default(); buffer.len];
+                // SAFETY: the buffer views `len` live elements of this device (`borrow_external`).
+                unsafe { c.read_raw(buffer.device_addr(), &mut out)? };
+                Ok(out)
+            }
             (Inner::Emulator(_), _) => Ok(buffer.host_slice()?.to_vec()),
             _ => Err(foreign_buffer()),
         }
     }
 
+    /// Copies `data` into `buffer` (of the same length).
+    fn write_from_host<T: Element>(&self, data: &[T], buffer: &mut Buffer<T>) -> Result<()> {
+        if self.measuring() || data.is_empty() {
+            return Ok(());
+        }
+        match &self.inner {
+            // SAFETY: the buffer views `len` live elements of this device, no one else writes them.
+            Inner::Cuda(c) => unsafe { c.write_raw(buffer.device_addr(), data) },
+            Inner::Emulator(_) => {
+                buffer.host_slice_mut()?.copy_from_slice(data);
+                Ok(())
+            }
+        }
+    }
+
     /// Sets every element of `buffer` to zero.
     pub fn fill_zeros<T: Element>(&self, buffer: &mut Buffer<T>) -> Result<()> {
+        if self.measuring() {
+            return Ok(());
+        }
         match (&self.inner, &mut buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.fill_zeros(s.as_mut()),
+            (Inner::Cuda(c), Storage::External { addr, on: BackendKind::Cuda }) => {
+                // SAFETY: the buffer views `len` live elements of this device that no one else
+                // writes (`borrow_external`).
+                unsafe { c.zero_raw(*addr, buffer.len * std::mem::size_of::<T>()) }
+            }
             (Inner::Emulator(_), _) => {
                 buffer.host_slice_mut()?.fill(T::default());
                 Ok(())
@@ -406,21 +611,28 @@ impl Backend {
         }
     }
 
-    /// Copies `src` into `dst` on the device (`dst` at least as long).
+    /// Copies `src` into `dst` on the device (`dst` at least as long; the two must not overlap).
     pub fn copy<T: Element>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<()> {
         if dst.len < src.len {
             return Err(crate::Error::ShapeMismatch { op: "copy", what: "dst", expected: src.len, got: dst.len });
         }
-        match (&self.inner, &src.storage, &mut dst.storage) {
-            (Inner::Cuda(c), Storage::Cuda(Some(s)), Storage::Cuda(Some(d))) => c.copy(s, d),
-            (Inner::Cuda(_), Storage::Cuda(None), Storage::Cuda(_)) => Ok(()),
+        if self.measuring() || src.len == 0 {
+            return Ok(());
+        }
+        let bytes = src.len * std::mem::size_of::<T>();
+        let (s, d) = (src.device_addr(), dst.device_addr());
+        // External buffers may alias each other: refuse overlap rather than copy wrongly.
+        if s < d + bytes as u64 && d < s + bytes as u64 {
+            return Err(Error::Unsupported { what: "copying between overlapping buffers".to_string() });
+        }
+        match (&self.inner, &src.storage, &dst.storage) {
+            (Inner::Cuda(c), from, to) if from.on_device() && to.on_device() => {
+                // SAFETY: both view live device memory of at least `src.len` elements (lengths
+                // checked above) that do not overlap (checked above); `dst` is written by no one else.
+                unsafe { c.copy_raw(s, d, bytes) }
+            }
             (Inner::Emulator(_), _, _) => {
                 let (s, d) = (src.host_slice()?.as_ptr(), dst.host_slice_mut()?.as_mut_ptr());
-                let bytes = std::mem::size_of_val(src.host_slice()?);
-                // External buffers may alias each other: refuse overlap rather than copy wrongly.
-                if bytes > 0 && (s as usize) < d as usize + bytes && (d as usize) < s as usize + bytes {
-                    return Err(Error::Unsupported { what: "copying between overlapping buffers".to_string() });
-                }
                 // SAFETY: both are live host buffers of at least `src.len` elements (`dst.len`
                 // checked above) that do not overlap (checked above).
                 unsafe { std::ptr::copy_nonoverlapping(s, d, src.len) };
@@ -452,6 +664,9 @@ impl Backend {
         config: &LaunchConfig,
         params: &P,
     ) -> Result<()> {
+        if self.measuring() {
+            return Ok(());
+        }
         self.counters.launches.fetch_add(1, Ordering::Relaxed);
         match &self.inner {
             // SAFETY: forwarded contract.
@@ -472,11 +687,32 @@ impl Backend {
         }
     }
 
-    /// Waits for all queued work.
+    /// Waits for all work queued on the backend's own stream (or the borrowed one, inside
+    /// [`Backend::within`]).
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
             Inner::Cuda(c) => c.synchronize(),
             Inner::Emulator(_) => Ok(()),
+        }
+    }
+
+    /// Waits for all work queued on the device by anyone in this process (every stream of its
+    /// context; nothing under the emulator): before freeing memory that other streams' work may
+    /// still read.
+    pub fn synchronize_device(&self) -> Result<()> {
+        match &self.inner {
+            Inner::Cuda(c) => c.synchronize_device(),
+            Inner::Emulator(_) => Ok(()),
+        }
+    }
+
+    /// Runs `work`, then gives the calling thread back the CUDA context it had current before (dfgnn
+    /// makes its device's primary context current as it works; a caller such as PyTorch keeps its
+    /// own idea of the current device). Under the emulator it just runs `work`.
+    pub fn keeping_current_context<R>(&self, work: impl FnOnce() -> R) -> R {
+        match &self.inner {
+            Inner::Cuda(_) => cuda::keeping_current_context(work),
+            Inner::Emulator(_) => work(),
         }
     }
 
@@ -523,6 +759,13 @@ enum Storage<T: Element> {
         addr: u64,
         on: BackendKind,
     },
+}
+
+impl<T: Element> Storage<T> {
+    /// Whether the storage is CUDA device memory (the backend's own or someone else's).
+    fn on_device(&self) -> bool {
+        matches!(self, Self::Cuda(_) | Self::External { on: BackendKind::Cuda, .. })
+    }
 }
 
 /// Host memory standing in for device memory under the emulator: 16-byte aligned, as `F4` views
@@ -599,6 +842,16 @@ impl<T: Element> Buffer<T> {
                 Ok(unsafe { std::slice::from_raw_parts_mut(*addr as usize as *mut T, self.len) })
             }
             _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// The address of the first element (0 for an empty device buffer).
+    fn device_addr(&self) -> u64 {
+        match &self.storage {
+            Storage::Cuda(Some(s)) => cuda::device_address(s),
+            Storage::Cuda(None) => 0,
+            Storage::Host(v) => v.as_slice().as_ptr() as u64,
+            Storage::External { addr, .. } => *addr,
         }
     }
 

@@ -1,0 +1,213 @@
+"""dfgnn.ops on CUDA tensors: parity with the f64 reference, streams, CUDA graphs, determinism,
+devices, errors. Skipped (with the reason) where no GPU is present; under DFGNN_REQUIRE_CUDA=1
+a missing GPU fails them instead, so on the GPU machine they cannot pass by skipping."""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+
+import pytest
+import torch
+from conftest import agnn_reference, assert_tolerance, gat_reference, gt_reference
+
+import dfgnn
+from dfgnn.ops import agnn_attention, gat_attention, gt_attention
+
+
+@pytest.fixture
+def cuda():
+    """``torch.device("cuda", 0)``, or a skip (a failure under DFGNN_REQUIRE_CUDA=1)."""
+    if not torch.cuda.is_available():
+        reason = "no CUDA device: the CUDA tests did not run"
+        if os.environ.get("DFGNN_REQUIRE_CUDA") == "1":
+            pytest.fail(reason + " (DFGNN_REQUIRE_CUDA=1)")
+        pytest.skip(reason)
+    return torch.device("cuda", 0)
+
+
+def _edges(seed: int, num_src: int, num_dst: int, num_edges: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randint(0, num_src, (num_edges,), generator=g), torch.randint(0, num_dst, (num_edges,), generator=g)])
+
+
+#: (name, edge_index, num_src, num_dst): a super node (row 0 takes a third of the edges), empty
+#: rows, duplicates, a bipartite graph.
+CASES = [
+    ("random", _edges(1, 300, 300, 3000), 300, 300),
+    ("super-node", torch.cat([_edges(2, 500, 500, 2000), torch.stack([torch.arange(1000) % 500, torch.zeros(1000, dtype=torch.int64)])], 1), 500, 500),
+    ("empty-rows-and-duplicates", torch.tensor([[0, 0, 3, 3, 3], [1, 1, 2, 2, 5]]), 6, 6),
+    ("bipartite", _edges(3, 200, 70, 1500), 200, 70),
+]
+SHAPES = [(1, 1), (3, 7), (8, 8), (2, 33), (1, 100)]
+
+
+def _inputs(seed, shape, *sizes):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(n, *shape, generator=g, dtype=torch.float64) for n in sizes]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"H{h}F{f}" for h, f in SHAPES])
+def test_gt_and_gat_on_cuda_match_the_f64_reference(cuda, case, shape):
+    name, edge_index, num_src, num_dst = case
+    graph = dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=(num_src, num_dst))
+    assert graph.device == cuda
+    q64, k64, v64 = _inputs(7, shape, num_dst, num_src, num_src)
+    d_out = _inputs(8, shape, num_dst)[0]
+    el64, er64 = (torch.randn(n, shape[0], dtype=torch.float64) for n in (num_dst, num_src))
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        q, k, v, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64, el64, er64))
+        if kind == "fused":
+            dev = [x.detach().to(cuda).requires_grad_() for x in (q, k, v, el, er)]
+            gt = gt_attention(*dev[:3], graph)
+            gat = gat_attention(dev[2], dev[3], dev[4], graph)
+            torch.autograd.backward([gt, gat], [d_out.float().to(cuda)] * 2)
+            grads = [x.grad.cpu() for x in dev]
+            gt, gat = gt.detach().cpu(), gat.detach().cpu()
+        else:
+            gt = gt_reference(q, k, v, edge_index, num_dst, 1 / math.sqrt(shape[1]))
+            gat, _ = gat_reference(v, el, er, edge_index, num_dst, 0.2)
+            torch.autograd.backward([gt, gat], [d_out.to(dtype)] * 2)
+            grads = [x.grad for x in (q, k, v, el, er)]
+            gt, gat = gt.detach(), gat.detach()
+        results[kind] = [gt, gat, *grads]
+    for i, what in enumerate(("gt", "gat", "dq", "dk", "dv", "d_el", "d_er")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_agnn_on_cuda_matches_the_f64_reference(cuda):
+    edge_index = _edges(4, 200, 200, 2000)
+    graph = dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=200)
+    (h64,) = _inputs(9, (2, 16), 200)
+    d_out = _inputs(10, (2, 16), 200)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        device = cuda if kind == "fused" else torch.device("cpu")
+        h = h64.to(device, dtype).requires_grad_()
+        beta = torch.tensor([0.7], dtype=dtype, device=device, requires_grad=True)
+        out = agnn_attention(h, graph, beta) if kind == "fused" else agnn_reference(h, beta, edge_index)
+        out.backward(d_out.to(device, dtype))
+        results[kind] = (out.detach().cpu(), h.grad.cpu(), beta.grad.cpu())
+    for i, what in enumerate(("out", "dh", "dbeta")):
+        assert_tolerance(what, results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def _step(graph, q, k, v, el, er):
+    """One forward and backward of GT and GAT: the outputs and the input gradients."""
+    gt = gt_attention(q, k, v, graph)
+    gat = gat_attention(v, el, er, graph)
+    loss = gt.square().sum() + gat.square().sum()
+    return [gt, gat, *torch.autograd.grad(loss, (q, k, v, el, er))]
+
+
+def _leaves(device, n=400, shape=(4, 16), seed=5):
+    g = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(n, *shape, generator=g) for _ in range(3)] + [torch.randn(n, shape[0], generator=g) for _ in range(2)]
+    return [x.to(device).requires_grad_() for x in xs]
+
+
+def test_reruns_on_cuda_are_bit_identical(cuda):
+    graph = dfgnn.Graph.from_edge_index(_edges(6, 400, 400, 8000).to(cuda), num_nodes=400)
+    leaves = _leaves(cuda)
+    first = _step(graph, *leaves)
+    for _ in range(3):
+        for a, b in zip(first, _step(graph, *leaves)):
+            assert torch.equal(a, b)
+
+
+def test_a_side_stream_gives_the_default_streams_results(cuda):
+    graph = dfgnn.Graph.from_edge_index(_edges(7, 400, 400, 8000).to(cuda), num_nodes=400)
+    leaves = _leaves(cuda)
+    expected = _step(graph, *leaves)
+    side = torch.cuda.Stream(cuda)
+    side.wait_stream(torch.cuda.current_stream(cuda))
+    with torch.cuda.stream(side):
+        got = _step(graph, *leaves)
+    torch.cuda.current_stream(cuda).wait_stream(side)
+    for a, b in zip(expected, got):
+        assert torch.equal(a, b)
+
+
+def test_cuda_graph_replay_equals_eager(cuda):
+    graph = dfgnn.Graph.from_edge_index(_edges(8, 400, 400, 8000).to(cuda), num_nodes=400)
+    leaves = _leaves(cuda)
+    # Warm-up on a side stream (plans and workspaces are made on the first call), as torch asks.
+    side = torch.cuda.Stream(cuda)
+    side.wait_stream(torch.cuda.current_stream(cuda))
+    with torch.cuda.stream(side):
+        eager = _step(graph, *leaves)
+    torch.cuda.current_stream(cuda).wait_stream(side)
+    captured = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(captured):
+        static = _step(graph, *leaves)
+    new = _leaves(cuda, seed=9)
+    with torch.no_grad():
+        for leaf, x in zip(leaves, new):
+            leaf.copy_(x)
+    captured.replay()
+    torch.cuda.synchronize(cuda)
+    for a, b in zip(_step(graph, *new), static):
+        assert torch.equal(a, b)
+    assert not all(torch.equal(a, b) for a, b in zip(eager, static)), "the replay read the new inputs"
+
+
+def test_tensors_on_a_second_device_run_there(cuda):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one CUDA device: the second-device test did not run")
+    other = torch.device("cuda", 1)
+    edge_index = _edges(10, 300, 300, 3000)
+    leaves0 = _leaves(cuda, n=300)
+    expected = _step(dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=300), *leaves0)
+    with torch.cuda.device(0):  # the current device is 0; the tensors' own device must be used
+        graph = dfgnn.Graph.from_edge_index(edge_index.to(other), num_nodes=300)
+        assert graph.device == other
+        got = _step(graph, *[x.detach().to(other).requires_grad_() for x in leaves0])
+        assert torch.cuda.current_device() == 0, "dfgnn kept torch's current device"
+        del graph
+        gc.collect()  # dropping a graph binds its device's context too
+        assert torch.cuda.current_device() == 0, "dfgnn kept torch's current device"
+    for a, b in zip(expected, got):
+        assert a.device == cuda and b.device == other
+        assert torch.equal(a, b.to(cuda))
+
+
+def test_wrong_device_dtype_and_shape_are_clear_errors(cuda):
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]], device=cuda), num_nodes=3)
+    q = torch.randn(3, 2, 4, device=cuda)
+    with pytest.raises(ValueError, match="the graph on cuda"):
+        gt_attention(q.cpu(), q, q, graph)
+    cpu_graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    with pytest.raises(ValueError, match="the graph on cpu"):
+        gt_attention(q, q, q, cpu_graph)
+    with pytest.raises(TypeError, match="float32"):
+        gt_attention(q.double(), q.double(), q.double(), graph)
+    with pytest.raises(ValueError, match=r"\[3, H, F\]"):
+        gt_attention(torch.randn(4, 2, 4, device=cuda), q, q, graph)
+    with pytest.raises(ValueError, match=r"el must be \[3, 2\]"):
+        gat_attention(q, torch.randn(3, 1, device=cuda), torch.randn(3, 2, device=cuda), graph)
+    misaligned = torch.randn(3 * 8 + 1, device=cuda)[1:].view(3, 2, 4)
+    with pytest.raises(ValueError, match="aligned"):
+        gt_attention(misaligned, q, q, graph)
+    # The context is still healthy.
+    torch.cuda.synchronize(cuda)
+    assert torch.isfinite(gt_attention(q, q, q, graph)).all()
+
+
+def _cpu_gt_in_a_child(_):
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), num_nodes=3)
+    q = torch.ones(3, 1, 4)
+    return gt_attention(q, q, q, graph)
+
+
+def test_a_forked_child_of_a_cuda_process_runs_cpu_ops(cuda):
+    import multiprocessing
+
+    graph = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]], device=cuda), num_nodes=3)
+    q = torch.ones(3, 1, 4, device=cuda)
+    expected = gt_attention(q, q, q, graph).cpu()
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # a DataLoader worker, say
+        (got,) = pool.map(_cpu_gt_in_a_child, [None])
+    assert torch.equal(got, expected)
