@@ -9,5 +9,6 @@ pub mod demo;
 mod error;
 pub mod progress;
 pub mod run;
+pub mod suite;
 
 pub use error::{CliError, Result};
