@@ -167,6 +167,9 @@ struct SuiteArgs {
     /// Write no plots.
     #[arg(long)]
     no_plots: bool,
+    /// Also write each graph to DIR/<name>.npz, for benches/peers.py.
+    #[arg(long)]
+    write_graphs: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -490,7 +493,12 @@ fn parse_shape(text: &str) -> Result<(u32, u32)> {
 }
 
 fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBuf>, load: &LoadOptions) -> Result<()> {
-    let mut options = SuiteOptions { data_dir, backward: !args.forward_only, ..Default::default() };
+    let mut options = SuiteOptions {
+        data_dir,
+        backward: !args.forward_only,
+        write_graphs: args.write_graphs.clone(),
+        ..Default::default()
+    };
     if args.quick {
         options = options.quick();
     }

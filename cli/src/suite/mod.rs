@@ -273,6 +273,8 @@ pub struct SuiteOptions {
     pub input_sets: usize,
     /// Where Cora and Citeseer are looked for (`<dir>/planetoid/<name>.npz`).
     pub data_dir: Option<PathBuf>,
+    /// Also write each graph to `<dir>/<name>.npz` (for `benches/peers.py`).
+    pub write_graphs: Option<PathBuf>,
 }
 
 impl Default for SuiteOptions {
@@ -288,6 +290,7 @@ impl Default for SuiteOptions {
             case_budget_ms: 1000.0,
             input_sets: 2,
             data_dir: None,
+            write_graphs: None,
         }
     }
 }
@@ -411,6 +414,14 @@ pub fn run_graph(
     Ok(records)
 }
 
+/// The file name (without extension) a suite graph is written under: its name, or a file's stem.
+pub fn graph_file_name(name: &str) -> String {
+    Path::new(name).file_name().map_or(name.to_string(), |f| {
+        let f = f.to_string_lossy();
+        f.split('.').next().unwrap_or(&f).to_string()
+    })
+}
+
 /// The passes timed.
 fn passes(backward: bool) -> Vec<Pass> {
     if backward { vec![Pass::Forward, Pass::ForwardBackward] } else { vec![Pass::Forward] }
@@ -464,6 +475,13 @@ pub fn run(backend: &Backend, options: &SuiteOptions, load: &LoadOptions, progre
                 continue;
             }
         };
+        if let Some(dir) = &options.write_graphs {
+            progress.set_message(format!("{name}: writing .npz"));
+            let path = dir.join(format!("{}.npz", graph_file_name(name)));
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::Usage { what: format!("cannot create {}: {e}", dir.display()) })?;
+            dfgnn_graphs::format::npz::write(&path, &graph)?;
+        }
         file.records.extend(run_graph(backend, name, &graph, options, progress)?);
     }
     Ok(file)
