@@ -272,7 +272,7 @@ impl Model {
     }
 
     /// Plans the model on `dg` for `plan`.
-    fn plan<'g>(
+    pub fn plan<'g>(
         self,
         dg: &'g DeviceGraph<'_>,
         heads: u32,

@@ -167,6 +167,9 @@ struct SuiteArgs {
     /// Write no plots.
     #[arg(long)]
     no_plots: bool,
+    /// Input sets in rotation (default 2; 1 halves the inputs' memory for the largest graphs).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    input_sets: Option<u64>,
     /// Also write each graph to DIR/<name>.npz, for benches/peers.py.
     #[arg(long)]
     write_graphs: Option<std::path::PathBuf>,
@@ -517,6 +520,7 @@ fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBu
     options.warmup = args.warmup.unwrap_or(options.warmup);
     options.repeats = args.repeats.map_or(options.repeats, |r| r as usize);
     options.case_budget_ms = args.case_budget_ms.unwrap_or(options.case_budget_ms);
+    options.input_sets = args.input_sets.map_or(options.input_sets, |n| n as usize);
     // Joined files are read first, so a bad one fails before anything is timed.
     let joined = args.join.iter().map(|p| SuiteFile::read(p)).collect::<Result<Vec<_>>>()?;
     std::fs::create_dir_all(&args.out)
