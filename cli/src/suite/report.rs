@@ -234,3 +234,84 @@ pub fn headline(files: &[SuiteFile]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Timing;
+    use crate::suite::{GraphRecord, Meta, SCHEMA};
+
+    /// A record of `system`/`variant` taking `ms` on GT 4×64 forward+backward of `graph`
+    /// (made-up times: these tests check the arithmetic of the tables, not any measurement).
+    fn record(system: &str, variant: &str, graph: &str, ms: f64) -> Record {
+        Record {
+            system: system.to_string(),
+            model: Model::Gt,
+            variant: variant.to_string(),
+            graph: GraphRecord {
+                name: graph.to_string(),
+                num_dst: 10,
+                num_src: 10,
+                nnz: 40,
+                in_degree_mean: 4.0,
+                in_degree_max: 9,
+                in_degree_cv: 0.5,
+                out_degree_max: 8,
+                empty_rows: 0,
+                self_loops: 0,
+                duplicate_edges: 0,
+            },
+            heads: 4,
+            feat: 64,
+            pass: Pass::ForwardBackward,
+            time: Some(Timing { median_ms: ms, min_ms: ms, max_ms: ms }),
+            repeats: 3,
+            bytes: None,
+            copy_bytes_per_s: None,
+            peak_bytes: None,
+            base_bytes: None,
+            plan: "row_tiled (w4 s1)".to_string(),
+            reasons: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn file(records: Vec<Record>) -> SuiteFile {
+        SuiteFile {
+            meta: Meta {
+                schema: SCHEMA,
+                tool: "test".to_string(),
+                date: "2026-01-01T00:00:00Z".to_string(),
+                commit: "c".to_string(),
+                device: "D".to_string(),
+                command: "x".to_string(),
+                warmup: 1,
+                repeats: 3,
+                case_budget_ms: 1.0,
+                input_sets: 1,
+                skipped: Vec::new(),
+            },
+            records,
+        }
+    }
+
+    #[test]
+    fn every_ratio_is_a_time_over_the_plans() {
+        let files = [
+            file(vec![record("dfgnn", "auto", "er-1M-d16", 2.0), record("dfgnn", "unfused", "er-1M-d16", 5.0)]),
+            file(vec![record("pyg", "TransformerConv", "er-1M-d16", 50.0)]),
+        ];
+        let md = markdown(&files);
+        assert!(md.contains("| er-1M-d16 | 40 | 4×64 | **2.00** | row_tiled (w4 s1) | 5.00 (2.50×) | 50.0 (25.00×) |"), "{md}");
+        let head = headline(&files);
+        assert!(head.contains("| er-1M-d16 | 40 | **2.00** | 5.00 (2.50×) | 50.0 (25.00×) |"), "{head}");
+    }
+
+    #[test]
+    fn the_headline_without_results_says_so() {
+        assert!(headline(&[]).starts_with("No benchmark results are committed yet"));
+        // A graph outside the headline set, or a case without the plan, adds no row.
+        let files = [file(vec![record("dfgnn", "auto", "cora", 1.0), record("dfgnn", "unfused", "pl-1M-d16", 1.0)])];
+        assert!(headline(&files).starts_with("No benchmark results"), "{}", headline(&files));
+    }
+}
