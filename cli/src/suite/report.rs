@@ -302,7 +302,10 @@ mod tests {
             file(vec![record("pyg", "TransformerConv", "er-1M-d16", 50.0)]),
         ];
         let md = markdown(&files);
-        assert!(md.contains("| er-1M-d16 | 40 | 4×64 | **2.00** | row_tiled (w4 s1) | 5.00 (2.50×) | 50.0 (25.00×) |"), "{md}");
+        assert!(
+            md.contains("| er-1M-d16 | 40 | 4×64 | **2.00** | row_tiled (w4 s1) | 5.00 (2.50×) | 50.0 (25.00×) |"),
+            "{md}"
+        );
         let head = headline(&files);
         assert!(head.contains("| er-1M-d16 | 40 | **2.00** | 5.00 (2.50×) | 50.0 (25.00×) |"), "{head}");
     }
