@@ -98,9 +98,8 @@ pub struct GraphRecord {
 }
 
 impl GraphRecord {
-    /// The statistics of `graph`, named `name`.
-    pub fn of(name: &str, graph: &Csr) -> Self {
-        let s = GraphStats::of(graph);
+    /// A graph named `name` with statistics `s`.
+    pub fn of(name: &str, s: &GraphStats) -> Self {
         Self {
             name: name.to_string(),
             num_dst: s.num_dst,
@@ -342,9 +341,9 @@ pub fn run_graph(
     options: &SuiteOptions,
     progress: &ProgressBar,
 ) -> Result<Vec<Record>> {
-    let graph_record = GraphRecord::of(name, graph);
     progress.set_message(format!("{name}: preparing"));
     let dg = DeviceGraph::new(backend, graph)?;
+    let graph_record = GraphRecord::of(name, dg.stats());
     let mut records = Vec::new();
     for &(heads, feat) in &options.shapes {
         let bench = BenchOptions {
