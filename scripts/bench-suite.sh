@@ -5,11 +5,14 @@
 #   scripts/bench-suite.sh build         on a machine with Rust: builds target/release/dfgnn and
 #                                        the criterion benchmark binary target/bench-bin/attention
 #                                        (what the GPU machine runs; carry both)
-#   scripts/bench-suite.sh suite OUT     graphs x models x shapes x schedules x passes
+#   scripts/bench-suite.sh suite OUT [ARGS]
+#                                        graphs x models x shapes x schedules x passes
 #                                        (`dfgnn bench suite`), then benches/peers.py on the same
 #                                        graphs; writes OUT/suite.json, OUT/peers.json,
 #                                        OUT/report.md and OUT/*.svg (about 8 minutes on an H200)
-#   scripts/bench-suite.sh quick OUT     the same with one warm-up and at most 3 timed calls
+#   scripts/bench-suite.sh quick OUT [ARGS]
+#                                        the same with one warm-up and at most 3 timed calls
+#                                        (ARGS go to `dfgnn bench suite`, e.g. --graphs er-1M-d16)
 #   scripts/bench-suite.sh scale OUT [er|pl]
 #                                        GT forward+backward 4x64 (the plan) against edge count,
 #                                        1 M to 1 G edges, uniform (er) and power-law (pl)
@@ -24,14 +27,15 @@
 # skipped with a line saying so), DFGNN_GRAPH_TOOL_DIR (graph-tool's networks:
 # scripts/fetch-graph-tool-data.sh) and DFGNN_DATA_DIR (planetoid/cora.npz, citeseer.npz); a
 # missing data set is a skipped graph, listed in the report. A turbo-gnn wheel under .whl/
-# (see docs/benchmarks.md) is installed for the peers when turbo_gnn is not importable.
+# (see docs/benchmarks.md) is installed for the peers when turbo_gnn is not importable. BACKEND
+# (default cuda) is the suite's backend (`emulator` only to try the script on a tiny case).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dfgnn=${DFGNN:-target/release/dfgnn}
 python=${PYTHON:-python3}
 mode=${1:-}
 out=${2:-}
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 case $mode in
 build)
   cargo build --release -p dfgnn-cli
@@ -50,6 +54,8 @@ criterion)
   ;;
 esac
 [[ -n $mode && -n $out ]] || usage
+shift 2
+backend=${BACKEND:-cuda}
 [[ -x $dfgnn ]] || { echo "bench-suite: no $dfgnn (scripts/bench-suite.sh build)" >&2; exit 1; }
 mkdir -p "$out"
 
@@ -73,23 +79,23 @@ peers() {
 
 case $mode in
 suite)
-  "$dfgnn" --backend cuda bench suite --out "$out" --write-graphs "$out/graphs" --warmup 2 --repeats 10 \
-    --case-budget-ms 250 --no-plots
+  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$out/graphs" --warmup 2 --repeats 10 \
+    --case-budget-ms 250 --no-plots "$@"
   peers 300
   ;;
 quick)
-  "$dfgnn" --backend cuda bench suite --out "$out" --write-graphs "$out/graphs" --quick --no-plots
+  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$out/graphs" --quick --no-plots "$@"
   peers 100
   ;;
 scale)
-  family=${3:-er}
+  family=${1:-er}
   case $family in
   # 1 M, 4 M, 16 M, 64 M, 256 M, 512 M, 1 G edges (power law: fewer after repeats are dropped).
   er) graphs=er-64K-d16,er-256K-d16,er-1M-d16,er-4M-d16,er-4M-d64,er-8M-d64,er-8M-d128 ;;
   pl) graphs=pl-64K-d16,pl-256K-d16,pl-1M-d16,pl-4M-d16,pl-4M-d64,pl-8M-d64,pl-8M-d128,pl-8M-d160 ;;
   *) echo "bench-suite: scale family er or pl, not $family" >&2; exit 2 ;;
   esac
-  "$dfgnn" --backend cuda bench suite --out "$out/scale-$family" --graphs "$graphs" --models gt --shapes 4x64 \
+  "$dfgnn" --backend "$backend" bench suite --out "$out/scale-$family" --graphs "$graphs" --models gt --shapes 4x64 \
     --schedules auto --warmup 1 --repeats 5 --case-budget-ms 2000 --input-sets 1
   ;;
 *)
