@@ -46,6 +46,8 @@ fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Series],
     let ys: Vec<f64> = all.iter().map(|p| p.1).filter(|&v| positive(v)).collect();
     let (y_lo, y_hi) = ys.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let (y_lo, y_hi) = if ys.is_empty() { (0.1, 10.0) } else { (y_lo / 1.5, y_hi * 1.5) };
+    // Ratios are read against 1: keep it in view.
+    let (y_lo, y_hi) = if categories.is_empty() { (y_lo, y_hi) } else { (y_lo.min(0.8), y_hi.max(1.25)) };
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut builder = ChartBuilder::on(&root);
@@ -61,7 +63,14 @@ fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Series],
         let (x_lo, x_hi) = if xs.is_empty() { (1.0, 10.0) } else { (x_lo / 1.5, x_hi * 1.5) };
         let mut chart =
             builder.build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale()).map_err(|e| err(&e))?;
-        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| format!("{v:.0e}"))
+            .y_label_formatter(&|v| number(*v))
+            .draw()
+            .map_err(|e| err(&e))?;
         for (i, s) in series.iter().enumerate() {
             let mut pts: Vec<(f64, f64)> =
                 s.points.iter().copied().filter(|p| positive(p.0) && positive(p.1)).collect();
@@ -97,6 +106,7 @@ fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Series],
                 }
             })
             .x_label_style(("sans-serif", 11).into_font().transform(FontTransform::Rotate90))
+            .y_label_formatter(&|v| number(*v))
             .y_desc(y_desc)
             .draw()
             .map_err(|e| err(&e))?;
@@ -121,6 +131,16 @@ fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Series],
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))
+}
+
+/// An axis label: three significant digits, no float noise.
+fn number(v: f64) -> String {
+    let trim = |t: String| if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t };
+    match v {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 0.001 => trim(format!("{v:.4}")),
+        v => format!("{v:.1e}"),
+    }
 }
 
 /// Writes every plot of `files` into `dir`; returns the paths written.
