@@ -478,6 +478,46 @@ pub fn copy_bandwidth_for(dg: &DeviceGraph<'_>, options: &BenchOptions) -> Resul
     copy_bandwidth(dg.backend(), copy_bytes, options.warmup, options.repeats)
 }
 
+/// Times one planned model: the forward, then (when asked) forward+backward, each with the peak
+/// device memory of its calls (less the `extra_sets` bytes of the other input sets).
+fn measure(
+    backend: &Backend,
+    timed: &dyn Timed,
+    inputs: &Inputs,
+    options: &BenchOptions,
+    extra_sets: usize,
+) -> Result<BenchRow> {
+    let (budget, sets) = (options.case_budget_ms, inputs.sets.len());
+    backend.synchronize()?;
+    backend.reset_peak_memory();
+    let (forward, forward_repeats) =
+        time_calls(backend, options.warmup, options.repeats, budget, sets, |i| timed.forward(&inputs.sets[i]))?;
+    backend.synchronize()?;
+    let forward_peak_bytes = backend.peak_memory().saturating_sub(extra_sets);
+    backend.reset_peak_memory();
+    let (forward_backward, forward_backward_repeats, peak_bytes) = if options.backward {
+        let (t, n) = time_calls(backend, options.warmup, options.repeats, budget, sets, |i| {
+            timed.forward_backward(&inputs.sets[i])
+        })?;
+        backend.synchronize()?;
+        (Some(t), n, backend.peak_memory().saturating_sub(extra_sets))
+    } else {
+        (None, 0, forward_peak_bytes)
+    };
+    Ok(BenchRow {
+        requested: Schedule::Auto,
+        plan: timed.plan().summary(),
+        reasons: timed.plan().reasons.clone(),
+        forward,
+        forward_repeats,
+        forward_peak_bytes,
+        forward_backward,
+        forward_backward_repeats,
+        peak_bytes,
+        error: None,
+    })
+}
+
 /// Times `model` on the prepared `dg` under each schedule of `options` (one step of `progress`
 /// each), with `copy_bytes_per_s` the copy bandwidth of the same run.
 pub fn bench_prepared(
@@ -513,38 +553,14 @@ pub fn bench_prepared(
                 continue;
             }
         };
-        let budget = options.case_budget_ms;
-        backend.synchronize()?;
-        backend.reset_peak_memory();
-        let (forward, forward_repeats) =
-            time_calls(backend, options.warmup, options.repeats, budget, sets, |i| timed.forward(&inputs.sets[i]))?;
-        backend.synchronize()?;
-        let forward_peak_bytes = backend.peak_memory().saturating_sub(extra_sets);
-        backend.reset_peak_memory();
-        let (forward_backward, forward_backward_repeats) = if options.backward {
-            let (t, n) = time_calls(backend, options.warmup, options.repeats, budget, sets, |i| {
-                timed.forward_backward(&inputs.sets[i])
-            })?;
-            (Some(t), n)
-        } else {
-            (None, 0)
-        };
+        let measured = measure(backend, timed.as_ref(), &inputs, options, extra_sets);
         progress.inc(1);
-        rows.push(BenchRow {
-            requested: schedule,
-            plan: timed.plan().summary(),
-            reasons: timed.plan().reasons.clone(),
-            forward,
-            forward_repeats,
-            forward_peak_bytes,
-            forward_backward,
-            forward_backward_repeats,
-            peak_bytes: if options.backward {
-                backend.peak_memory().saturating_sub(extra_sets)
-            } else {
-                forward_peak_bytes
-            },
-            error: None,
+        rows.push(match measured {
+            Ok(row) => BenchRow { requested: schedule, ..row },
+            // Running out of device memory is this case's end, not the benchmark's: the backend
+            // refuses before allocating, so nothing is left in a bad state.
+            Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => BenchRow::refused(schedule, e.to_string()),
+            Err(e) => return Err(e),
         });
     }
     Ok(BenchReport {

@@ -16,7 +16,7 @@ pub mod report;
 use std::path::{Path, PathBuf};
 
 use dfgnn::{Backend, DeviceGraph, Schedule};
-use dfgnn_graphs::{Csr, GraphStats};
+use dfgnn_graphs::{Csr, GraphError, GraphStats};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
@@ -364,7 +364,7 @@ pub fn run_graph(
             let report = match bench_prepared(&dg, model, &bench, copy, progress) {
                 Ok(report) => report,
                 // Inputs that do not fit are this case's refusal, not the suite's end.
-                Err(CliError::Library(e)) => {
+                Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => {
                     progress.inc(options.schedules.len() as u64);
                     for &schedule in &options.schedules {
                         for pass in passes(options.backward) {
@@ -465,14 +465,32 @@ pub fn run(backend: &Backend, options: &SuiteOptions, load: &LoadOptions, progre
     progress.set_length(per_graph * options.graphs.len() as u64);
     for name in &options.graphs {
         progress.set_message(format!("{name}: loading"));
-        let graph = match resolve_graph(name, options, load)? {
-            Ok(graph) => graph,
-            Err(why) => {
-                progress.suspend(|| eprintln!("bench suite: skipping {why}"));
-                file.meta.skipped.push(why);
+        // A graph too large for the host or the device is skipped with the reason (the largest
+        // sizes of a scaling run find the machine's bound so).
+        let too_large = |e: &CliError| {
+            matches!(
+                e,
+                CliError::Graph(GraphError::OverBudget { .. } | GraphError::TooLarge { .. })
+                    | CliError::Library(dfgnn::Error::OutOfMemory { .. })
+            )
+        };
+        let skip = |why: String, file: &mut SuiteFile| {
+            progress.suspend(|| eprintln!("bench suite: skipping {why}"));
+            file.meta.skipped.push(why);
+        };
+        let graph = match resolve_graph(name, options, load) {
+            Ok(Ok(graph)) => graph,
+            Ok(Err(why)) => {
+                skip(why, &mut file);
                 progress.inc(per_graph);
                 continue;
             }
+            Err(e) if too_large(&e) => {
+                skip(format!("{name}: {e}"), &mut file);
+                progress.inc(per_graph);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         if let Some(dir) = &options.write_graphs {
             progress.set_message(format!("{name}: writing .npz"));
@@ -481,7 +499,11 @@ pub fn run(backend: &Backend, options: &SuiteOptions, load: &LoadOptions, progre
                 .map_err(|e| CliError::Usage { what: format!("cannot create {}: {e}", dir.display()) })?;
             dfgnn_graphs::format::npz::write(&path, &graph)?;
         }
-        file.records.extend(run_graph(backend, name, &graph, options, progress)?);
+        match run_graph(backend, name, &graph, options, progress) {
+            Ok(records) => file.records.extend(records),
+            Err(e) if too_large(&e) => skip(format!("{name}: {e}"), &mut file),
+            Err(e) => return Err(e),
+        }
     }
     Ok(file)
 }
