@@ -207,7 +207,7 @@ fn the_suite_pipeline_writes_json_markdown_and_plots() {
     // 1 graph x 2 models x 1 shape x 2 schedules x 2 passes; the graph-tool network is skipped (not in the collection).
     assert_eq!(file.records.len(), 8, "{json}");
     assert_eq!(file.meta.skipped.len(), 1, "{:?}", file.meta.skipped);
-    assert!(file.records.iter().all(|r| r.time.is_some() && r.bytes.is_some() && r.peak_bytes.is_some()), "{json}");
+    assert!(file.records.iter().all(|r| r.time.is_some() && r.bandwidth.is_some() && r.peak_bytes.is_some()), "{json}");
     assert!(file.records.iter().any(|r| r.variant == "auto" && !r.reasons.is_empty()), "{json}");
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     for heading in ["## GT forward", "## GT forward+backward", "## AGNN forward+backward", "| er-64-d2 |"] {

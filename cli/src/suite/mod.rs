@@ -141,6 +141,10 @@ pub struct Record {
     pub bytes: Option<ByteModel>,
     /// The device copy bandwidth measured in the same run (bytes read + written per second).
     pub copy_bytes_per_s: Option<f64>,
+    /// The achieved bandwidth by both byte models, and the gather-worst one over the copy rate
+    /// (derived from `bytes`, `time` and `copy_bytes_per_s`; absent where one of them is).
+    #[serde(default)]
+    pub bandwidth: Option<Bandwidth>,
     /// The most device memory the case held at once.
     pub peak_bytes: Option<usize>,
     /// Bytes of the inputs, outputs, gradients and prepared graph.
@@ -153,15 +157,38 @@ pub struct Record {
     pub error: Option<String>,
 }
 
+/// A case's achieved bandwidth.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bandwidth {
+    /// Compulsory bytes per second.
+    pub compulsory_bytes_per_s: f64,
+    /// Gather-worst bytes per second.
+    pub gather_worst_bytes_per_s: f64,
+    /// Gather-worst bytes per second over the copy bandwidth of the same run.
+    pub gather_worst_over_copy: f64,
+}
+
 impl Record {
+    /// [`Record::bandwidth`] filled in from the record's bytes, time and copy rate.
+    fn with_bandwidth(mut self) -> Self {
+        self.bandwidth =
+            match (self.bytes_per_s(|b| b.compulsory), self.bytes_per_s(|b| b.gather_worst), self.fraction_of_copy()) {
+                (Some(compulsory_bytes_per_s), Some(gather_worst_bytes_per_s), Some(gather_worst_over_copy)) => {
+                    Some(Bandwidth { compulsory_bytes_per_s, gather_worst_bytes_per_s, gather_worst_over_copy })
+                }
+                _ => None,
+            };
+        self
+    }
+
     /// Achieved bandwidth in bytes per second against `bytes` (compulsory or gather-worst).
-    pub fn bandwidth(&self, bytes: impl Fn(&ByteModel) -> f64) -> Option<f64> {
+    pub fn bytes_per_s(&self, bytes: impl Fn(&ByteModel) -> f64) -> Option<f64> {
         Some(bytes(self.bytes.as_ref()?) / (self.time?.median_ms * 1e-3))
     }
 
     /// The gather-worst bandwidth as a fraction of the same run's copy bandwidth.
     pub fn fraction_of_copy(&self) -> Option<f64> {
-        Some(self.bandwidth(|b| b.gather_worst)? / self.copy_bytes_per_s?)
+        Some(self.bytes_per_s(|b| b.gather_worst)? / self.copy_bytes_per_s?)
     }
 
     /// The key of the comparison a record belongs to: every system and variant of one model,
@@ -388,24 +415,28 @@ pub fn run_graph(
                             (row.forward_backward, row.forward_backward_repeats, row.peak_bytes, fb_bytes)
                         }
                     };
-                    records.push(Record {
-                        system: "dfgnn".to_string(),
-                        model,
-                        variant: row.requested.name().to_string(),
-                        graph: graph_record.clone(),
-                        heads,
-                        feat,
-                        pass,
-                        time: if row.error.is_some() { None } else { time },
-                        repeats,
-                        bytes: Some(bytes),
-                        copy_bytes_per_s: Some(report.copy_bytes_per_s),
-                        peak_bytes: row.error.is_none().then_some(peak),
-                        base_bytes: Some(report.base_bytes),
-                        plan: row.plan.clone(),
-                        reasons: row.reasons.clone(),
-                        error: row.error.clone(),
-                    });
+                    records.push(
+                        Record {
+                            system: "dfgnn".to_string(),
+                            model,
+                            variant: row.requested.name().to_string(),
+                            graph: graph_record.clone(),
+                            heads,
+                            feat,
+                            pass,
+                            time: if row.error.is_some() { None } else { time },
+                            repeats,
+                            bytes: Some(bytes),
+                            copy_bytes_per_s: Some(report.copy_bytes_per_s),
+                            bandwidth: None,
+                            peak_bytes: row.error.is_none().then_some(peak),
+                            base_bytes: Some(report.base_bytes),
+                            plan: row.plan.clone(),
+                            reasons: row.reasons.clone(),
+                            error: row.error.clone(),
+                        }
+                        .with_bandwidth(),
+                    );
                 }
             }
         }
@@ -448,6 +479,7 @@ fn refused(
         repeats: 0,
         bytes: None,
         copy_bytes_per_s: None,
+        bandwidth: None,
         peak_bytes: None,
         base_bytes: None,
         plan: String::new(),

@@ -164,8 +164,8 @@ pub fn markdown(files: &[SuiteFile]) -> String {
             r.heads,
             r.feat,
             r.pass.name(),
-            tb(r.bandwidth(|b| b.compulsory)),
-            tb(r.bandwidth(|b| b.gather_worst)),
+            tb(r.bytes_per_s(|b| b.compulsory)),
+            tb(r.bytes_per_s(|b| b.gather_worst)),
             tb(r.copy_bytes_per_s),
             r.fraction_of_copy().map_or("–".to_string(), |x| format!("{x:.2}")),
         );
@@ -268,6 +268,7 @@ mod tests {
             repeats: 3,
             bytes: None,
             copy_bytes_per_s: None,
+            bandwidth: None,
             peak_bytes: None,
             base_bytes: None,
             plan: "row_tiled (w4 s1)".to_string(),
