@@ -67,9 +67,12 @@ peers() {
     "$dfgnn" bench report "$out/suite.json" --plots "$out" >"$out/report.md"
     return
   fi
-  if ! "$python" -c "import turbo_gnn" 2>/dev/null; then
+  # turbo-gnn from the wheel under .whl/, unpacked into .whl/site (no install into the system's
+  # Python, which may refuse it).
+  export PYTHONPATH=$PWD/.whl/site${PYTHONPATH:+:$PYTHONPATH}
+  if ! "$python" -c "import torch, turbo_gnn" 2>/dev/null; then
     for whl in .whl/turbo_gnn-*.whl; do
-      [[ -e $whl ]] && "$python" -m pip install --quiet --no-deps --no-index --user "$whl" || true
+      [[ -e $whl ]] && "$python" -m pip install --quiet --no-deps --no-index --target .whl/site "$whl" || true
     done
   fi
   "$python" benches/peers.py --suite "$out/suite.json" --graphs "$out/graphs" --out "$out/peers.json" \
