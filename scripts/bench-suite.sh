@@ -29,13 +29,15 @@
 # missing data set is a skipped graph, listed in the report. A turbo-gnn wheel under .whl/
 # (see docs/benchmarks.md) is installed for the peers when turbo_gnn is not importable. BACKEND
 # (default cuda) is the suite's backend (`emulator` only to try the script on a tiny case).
+# GRAPH_DIR (default /tmp/dfgnn-bench-graphs) holds the graphs' .npz files for the peers (kept
+# out of OUT: the 1M-node graphs take about 70 MB each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dfgnn=${DFGNN:-target/release/dfgnn}
 python=${PYTHON:-python3}
 mode=${1:-}
 out=${2:-}
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 case $mode in
 build)
   cargo build --release -p dfgnn-cli
@@ -56,6 +58,7 @@ esac
 [[ -n $mode && -n $out ]] || usage
 shift 2
 backend=${BACKEND:-cuda}
+graphs_dir=${GRAPH_DIR:-/tmp/dfgnn-bench-graphs}
 [[ -x $dfgnn ]] || { echo "bench-suite: no $dfgnn (scripts/bench-suite.sh build)" >&2; exit 1; }
 mkdir -p "$out"
 
@@ -75,19 +78,19 @@ peers() {
       [[ -e $whl ]] && "$python" -m pip install --quiet --no-deps --no-index --target .whl/site "$whl" || true
     done
   fi
-  "$python" benches/peers.py --suite "$out/suite.json" --graphs "$out/graphs" --out "$out/peers.json" \
+  "$python" benches/peers.py --suite "$out/suite.json" --graphs "$graphs_dir" --out "$out/peers.json" \
     --case-budget-ms "$budget"
   "$dfgnn" bench report "$out/suite.json" "$out/peers.json" --plots "$out" >"$out/report.md"
 }
 
 case $mode in
 suite)
-  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$out/graphs" --warmup 2 --repeats 10 \
+  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$graphs_dir" --warmup 2 --repeats 10 \
     --case-budget-ms 250 --no-plots "$@"
   peers 300
   ;;
 quick)
-  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$out/graphs" --quick --no-plots "$@"
+  "$dfgnn" --backend "$backend" bench suite --out "$out" --write-graphs "$graphs_dir" --quick --no-plots "$@"
   peers 100
   ;;
 scale)
