@@ -1,4 +1,4 @@
-//! Timing of the attention kernels on one graph (`dfgnn bench gt|gat|gatv2`): per
+//! Timing of the attention kernels on one graph (`dfgnn bench gt|agnn|gat|gatv2`): per
 //! schedule and for the scheduler's own plan, forward and forward+backward median times with CUDA events after
 //! warm-up, achieved bandwidth against two byte models and against a device copy measured in the
 //! same run, and peak device memory. Benchmarks, never tests: nothing here asserts a speed.
@@ -6,17 +6,25 @@
 //! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
 //! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
 //! lies between them. GT gathers two feature rows per edge (k, v); GAT one (h) plus one scalar per
-//! head (er) in the forward; GATv2 one (xl, its key and value).
+//! head (er) in the forward; GATv2 one (xl, its key and value); AGNN is GT on normalised
+//! features plus the normalisation.
+//!
+//! A model joins every benchmark (this one, `dfgnn bench suite`, the criterion benches) through
+//! [`Model`] (one entry of [`Model::ALL`], its byte model, its inputs) and an implementation of
+//! [`Timed`].
 
 use dfgnn_graphs::Csr;
 
-use dfgnn::{Backend, Buffer, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{
+    Agnn, AgnnConfig, Backend, Buffer, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, Plan,
+    PlanOptions, Schedule,
+};
 use indicatif::ProgressBar;
 
 use crate::error::{CliError, Result};
 
 /// Bytes a pass must move, by the two models.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ByteModel {
     /// Every array touched once.
     pub compulsory: f64,
@@ -111,8 +119,21 @@ pub fn gatv2_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat:
     (fwd, bwd)
 }
 
+/// The byte models of AGNN: GT's on the normalised features, plus the normalisation (`h` read,
+/// `hn` and the norms written) and its backward (`hn`, the norms, `dq`, `dk`, `dv` read, `dh` and
+/// the shares of dβ written), all per node.
+pub fn agnn_bytes(nodes: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
+    let (fwd, bwd) = gt_bytes(nodes, nodes, nnz, heads, feat);
+    let row = heads as f64 * feat as f64 * 4.0;
+    let scalar = heads as f64 * 4.0;
+    let n = nodes as f64;
+    let add =
+        |m: ByteModel, bytes: f64| ByteModel { compulsory: m.compulsory + bytes, gather_worst: m.gather_worst + bytes };
+    (add(fwd, n * (2.0 * row + scalar)), add(bwd, n * (5.0 * row + 2.0 * scalar)))
+}
+
 /// Median, fastest and slowest of repeated timings, in milliseconds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Timing {
     /// The median.
     pub median_ms: f64,
@@ -123,7 +144,8 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn of(mut samples: Vec<f64>) -> Self {
+    /// The summary of `samples` (at least one).
+    pub fn of(mut samples: Vec<f64>) -> Self {
         samples.sort_by(f64::total_cmp);
         Self { median_ms: samples[samples.len() / 2], min_ms: samples[0], max_ms: samples[samples.len() - 1] }
     }
@@ -142,6 +164,9 @@ pub struct BenchOptions {
     pub warmup: usize,
     /// Timed runs (the median is reported).
     pub repeats: usize,
+    /// Fewer timed runs (at least [`MIN_REPEATS`]) when `repeats` would take longer than this
+    /// many milliseconds, judged by the last warm-up call; `None`: always `repeats`.
+    pub case_budget_ms: Option<f64>,
     /// Time forward+backward too.
     pub backward: bool,
     /// Input sets to rotate through, so caches cannot hold one set across runs.
@@ -159,16 +184,44 @@ pub struct BenchRow {
     pub requested: Schedule,
     /// The plan, one line.
     pub plan: String,
+    /// Why the planner chose it, one line per decision.
+    pub reasons: Vec<String>,
     /// Forward time.
     pub forward: Timing,
+    /// Timed forward calls.
+    pub forward_repeats: usize,
+    /// The most bytes of dfgnn buffers alive at once during the forward.
+    pub forward_peak_bytes: usize,
     /// Forward+backward time.
     pub forward_backward: Option<Timing>,
+    /// Timed forward+backward calls.
+    pub forward_backward_repeats: usize,
     /// The most bytes of dfgnn buffers alive at once during forward+backward (or forward).
     pub peak_bytes: usize,
     /// Kernel launches of one forward call and of one forward+backward call (0 when not run).
     pub launches: (u64, u64),
     /// Or why the schedule could not run.
     pub error: Option<String>,
+}
+
+impl BenchRow {
+    /// The row of a schedule that could not run, and why.
+    fn refused(requested: Schedule, why: String) -> Self {
+        let nan = Timing { median_ms: f64::NAN, min_ms: f64::NAN, max_ms: f64::NAN };
+        Self {
+            requested,
+            plan: String::new(),
+            reasons: Vec::new(),
+            forward: nan,
+            forward_repeats: 0,
+            forward_peak_bytes: 0,
+            forward_backward: None,
+            forward_backward_repeats: 0,
+            peak_bytes: 0,
+            launches: (0, 0),
+            error: Some(why),
+        }
+    }
 }
 
 /// The whole report.
@@ -198,23 +251,18 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, warmup: usize, repeats: u
     let n = bytes / 4;
     let src = backend.zeros::<f32>(n)?;
     let mut dst = backend.alloc::<f32>(n)?;
-    for _ in 0..warmup {
-        backend.copy(&src, &mut dst)?;
-    }
-    let mut samples = Vec::new();
-    for _ in 0..repeats.max(1) {
-        let ((), ms) = backend.time(|| backend.copy(&src, &mut dst))?;
-        samples.push(ms);
-    }
-    let t = Timing::of(samples);
+    let (t, _) = time_calls(backend, warmup, repeats, None, 1, |_| backend.copy(&src, &mut dst))?;
     Ok(2.0 * (n * 4) as f64 / (t.median_ms * 1e-3))
 }
 
 /// Which attention model to time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Model {
     /// GT: `q`, `k`, `v`.
     Gt,
+    /// AGNN: `h` (square graphs only), β = 1.
+    Agnn,
     /// GAT: `h`, `h_dst` (a second array, as on a bipartite graph), `a_dst`, `a_src`, the
     /// default slope.
     Gat,
@@ -223,10 +271,14 @@ pub enum Model {
 }
 
 impl Model {
-    /// The name in the command line.
+    /// Every model, in the order reports list them.
+    pub const ALL: [Model; 4] = [Model::Gt, Model::Agnn, Model::Gat, Model::GatV2];
+
+    /// The name in the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Self::Gt => "gt",
+            Self::Agnn => "agnn",
             Self::Gat => "gat",
             Self::GatV2 => "gatv2",
         }
@@ -236,17 +288,65 @@ impl Model {
     pub fn bytes(self, num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
         match self {
             Self::Gt => gt_bytes(num_dst, num_src, nnz, heads, feat),
+            Self::Agnn => agnn_bytes(num_dst, nnz, heads, feat),
             Self::Gat => gat_bytes(num_dst, num_src, nnz, heads, feat),
             Self::GatV2 => gatv2_bytes(num_dst, num_src, nnz, heads, feat),
         }
     }
+
+    /// Rows of `[H, F]` one input set holds: `(per destination, per source, single)` (the output
+    /// gradient included).
+    fn input_rows(self) -> (usize, usize, usize) {
+        match self {
+            // q, d_out; k, v.
+            Self::Gt => (2, 2, 0),
+            // d_out; h.
+            Self::Agnn => (1, 1, 0),
+            // h_dst, d_out; h; a_dst, a_src.
+            Self::Gat => (2, 1, 2),
+            // xr, d_out; xl; a.
+            Self::GatV2 => (2, 1, 1),
+        }
+    }
+
+    /// Plans the model on `dg` for `plan`.
+    pub fn plan<'g>(
+        self,
+        dg: &'g DeviceGraph<'_>,
+        heads: u32,
+        feat: u32,
+        plan: PlanOptions,
+    ) -> dfgnn::Result<Box<dyn Timed + 'g>> {
+        Ok(match self {
+            Self::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
+            Self::Agnn => Box::new(Agnn::new(dg, &AgnnConfig { heads, feat, plan })?),
+            Self::Gat => Box::new(Gat::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
+            Self::GatV2 => Box::new(GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?),
+        })
+    }
+}
+
+impl std::fmt::Display for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Model {
+    type Err = CliError;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| CliError::Usage {
+            what: format!("model `{s}` (known: {})", Self::ALL.map(Model::name).join(", ")),
+        })
+    }
 }
 
 /// One set of inputs: rows per destination, two per source, the attention vectors and the output
-/// gradient. GT reads `(dst, src, src2)` as `(q, k, v)`; GAT reads `src` as `h`, `dst` as `h_dst`
-/// and `vectors` as `(a_dst, a_src)`; GATv2 reads `src` as `xl`, `dst` as `xr` and `vectors.0` as
-/// `a`.
-struct InputSet {
+/// gradient. GT reads `(dst, src, src2)` as `(q, k, v)`; AGNN reads `src` as `h`; GAT reads
+/// `src` as `h`, `dst` as `h_dst` and `vectors` as `(a_dst, a_src)`; GATv2 reads `src` as `xl`,
+/// `dst` as `xr` and `vectors.0` as `a`. Arrays a model does not
+/// read are empty.
+pub struct InputSet {
     dst: Buffer<f32>,
     src: Buffer<f32>,
     src2: Buffer<f32>,
@@ -255,9 +355,9 @@ struct InputSet {
 }
 
 /// One model planned for one schedule, ready to time.
-trait Timed {
-    /// The plan, one line.
-    fn plan_line(&self) -> String;
+pub trait Timed {
+    /// The plan.
+    fn plan(&self) -> &Plan;
     /// The forward on `set`.
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()>;
     /// The forward and the backward on `set`.
@@ -265,8 +365,8 @@ trait Timed {
 }
 
 impl Timed for Gt<'_, '_> {
-    fn plan_line(&self) -> String {
-        self.plan().summary()
+    fn plan(&self) -> &Plan {
+        Gt::plan(self)
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -279,9 +379,24 @@ impl Timed for Gt<'_, '_> {
     }
 }
 
+impl Timed for Agnn<'_, '_> {
+    fn plan(&self) -> &Plan {
+        Agnn::plan(self)
+    }
+
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        Agnn::forward(self, &set.src, 1.0).map(drop)
+    }
+
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        let fwd = Agnn::forward(self, &set.src, 1.0)?;
+        self.backward(&fwd, &set.d_out).map(drop)
+    }
+}
+
 impl Timed for Gat<'_, '_> {
-    fn plan_line(&self) -> String {
-        self.plan().summary()
+    fn plan(&self) -> &Plan {
+        Gat::plan(self)
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -295,8 +410,8 @@ impl Timed for Gat<'_, '_> {
 }
 
 impl Timed for GatV2<'_, '_> {
-    fn plan_line(&self) -> String {
-        self.plan().summary()
+    fn plan(&self) -> &Plan {
+        GatV2::plan(self)
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -309,19 +424,87 @@ impl Timed for GatV2<'_, '_> {
     }
 }
 
-/// Plans `model` on `dg` for `plan`.
-fn plan_model<'g>(
-    model: Model,
-    dg: &'g DeviceGraph<'_>,
-    heads: u32,
-    feat: u32,
-    plan: PlanOptions,
-) -> dfgnn::Result<Box<dyn Timed + 'g>> {
-    Ok(match model {
-        Model::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
-        Model::Gat => Box::new(Gat::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
-        Model::GatV2 => Box::new(GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?),
-    })
+/// The input sets of one benchmark case, made on the device, with their sizes.
+pub struct Inputs {
+    /// The sets, used in rotation.
+    pub sets: Vec<InputSet>,
+    /// Bytes of one set.
+    pub set_bytes: usize,
+}
+
+impl Inputs {
+    /// `count` sets of `model`'s inputs for `heads` × `feat` on `dg`, uniform in [-1, 1) from
+    /// `seed`; sizes checked before anything is allocated.
+    pub fn new(model: Model, dg: &DeviceGraph<'_>, heads: u32, feat: u32, count: usize, seed: u64) -> Result<Self> {
+        let backend = dg.backend();
+        let overflow = || CliError::Usage {
+            what: format!(
+                "bench: {heads} heads x {feat} features x {count} input sets on {} nodes: the sizes overflow",
+                dg.num_dst()
+            ),
+        };
+        let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
+        let width = mul(heads as usize, feat as usize)?;
+        let (per_dst, per_src, single) = model.input_rows();
+        let rows = mul(dg.num_dst(), per_dst)?
+            .checked_add(mul(dg.num_src(), per_src)?)
+            .and_then(|r| r.checked_add(single))
+            .ok_or_else(overflow)?;
+        let set_bytes = mul(mul(width, 4)?, rows)?;
+        let make = |wanted: bool, nodes: usize, seed: u64| -> Result<Buffer<f32>> {
+            if !wanted {
+                return Ok(backend.alloc::<f32>(0)?);
+            }
+            let mut b = backend.alloc::<f32>(mul(nodes, width)?)?;
+            backend.fill_uniform(&mut b, seed, -1.0, 1.0)?;
+            Ok(b)
+        };
+        let (nd, ns) = (dg.num_dst(), dg.num_src());
+        let mut sets = Vec::with_capacity(count);
+        for s in 0..count.max(1) as u64 {
+            let seed = seed.wrapping_mul(1_000_003).wrapping_add(s * 6);
+            sets.push(InputSet {
+                dst: make(per_dst == 2, nd, seed)?,
+                src: make(true, ns, seed + 1)?,
+                src2: make(per_src == 2, ns, seed + 2)?,
+                vectors: (make(single >= 1, 1, seed + 4)?, make(single == 2, 1, seed + 5)?),
+                d_out: make(true, nd, seed + 3)?,
+            });
+        }
+        Ok(Self { sets, set_bytes })
+    }
+}
+
+/// The fewest timed runs a case budget leaves.
+pub const MIN_REPEATS: usize = 3;
+
+/// Runs `work` `warmup` times untimed, then `repeats` times timed with the backend's clock (CUDA
+/// events on the GPU), rotating through `sets` input sets; the median of the timed runs and how
+/// many there were. With a `budget_ms`, the timed runs are cut (to no fewer than
+/// [`MIN_REPEATS`]) so that they take about that long, judged by the last warm-up call.
+pub fn time_calls(
+    backend: &Backend,
+    warmup: usize,
+    repeats: usize,
+    budget_ms: Option<f64>,
+    sets: usize,
+    mut work: impl FnMut(usize) -> dfgnn::Result<()>,
+) -> Result<(Timing, usize)> {
+    let sets = sets.max(1);
+    let mut last = f64::NAN;
+    for i in 0..warmup {
+        last = backend.time(|| work(i % sets))?.1;
+    }
+    let repeats = match budget_ms {
+        Some(budget) if last > 0.0 => repeats.min(((budget / last) as usize).max(MIN_REPEATS)),
+        _ => repeats,
+    }
+    .max(1);
+    let mut samples = Vec::with_capacity(repeats);
+    for i in warmup..warmup + repeats {
+        samples.push(backend.time(|| work(i % sets))?.1);
+    }
+    Ok((Timing::of(samples), repeats))
 }
 
 /// Times `model` on `graph` under each schedule of `options`, showing each case on `progress`.
@@ -332,131 +515,115 @@ pub fn bench(
     options: &BenchOptions,
     progress: &ProgressBar,
 ) -> Result<BenchReport> {
+    progress.set_message("preparing the graph");
+    let dg = DeviceGraph::new(backend, graph)?;
+    progress.set_length(options.schedules.len() as u64);
+    let copy_bytes_per_s = copy_bandwidth_for(&dg, options)?;
+    bench_prepared(&dg, model, options, copy_bytes_per_s, progress)
+}
+
+/// The copy bandwidth for a graph's benchmark: buffers as large as one feature array of its
+/// sources (between 1 MiB and 256 MiB), timed as `options` say.
+pub fn copy_bandwidth_for(dg: &DeviceGraph<'_>, options: &BenchOptions) -> Result<f64> {
     if options.repeats == 0 {
         return Err(CliError::Usage { what: "bench: at least one timed run (--repeats 1)".to_string() });
     }
-    progress.set_length(options.schedules.len() as u64);
-    progress.set_message("preparing the graph");
-    let dg = DeviceGraph::new(backend, graph)?;
+    let width = (options.heads as usize).saturating_mul(options.feat as usize);
+    let copy_bytes = (256usize << 20).min(width.saturating_mul(4 * dg.num_src().max(1))).max(1 << 20);
+    copy_bandwidth(dg.backend(), copy_bytes, options.warmup, options.repeats)
+}
+
+/// Times one planned model: the forward, then (when asked) forward+backward, each with the peak
+/// device memory of its calls (less the `extra_sets` bytes of the other input sets).
+fn measure(
+    backend: &Backend,
+    timed: &dyn Timed,
+    inputs: &Inputs,
+    options: &BenchOptions,
+    extra_sets: usize,
+) -> Result<BenchRow> {
+    let (budget, sets) = (options.case_budget_ms, inputs.sets.len());
+    backend.synchronize()?;
+    backend.reset_peak_memory();
+    let before = backend.counts();
+    timed.forward(&inputs.sets[0])?;
+    let forward_launches = (backend.counts() - before).launches;
+    let (forward, forward_repeats) =
+        time_calls(backend, options.warmup, options.repeats, budget, sets, |i| timed.forward(&inputs.sets[i]))?;
+    backend.synchronize()?;
+    let forward_peak_bytes = backend.peak_memory().saturating_sub(extra_sets);
+    backend.reset_peak_memory();
+    let mut backward_launches = 0;
+    let (forward_backward, forward_backward_repeats, peak_bytes) = if options.backward {
+        let before = backend.counts();
+        timed.forward_backward(&inputs.sets[0])?;
+        backward_launches = (backend.counts() - before).launches;
+        let (t, n) = time_calls(backend, options.warmup, options.repeats, budget, sets, |i| {
+            timed.forward_backward(&inputs.sets[i])
+        })?;
+        backend.synchronize()?;
+        (Some(t), n, backend.peak_memory().saturating_sub(extra_sets))
+    } else {
+        (None, 0, forward_peak_bytes)
+    };
+    Ok(BenchRow {
+        requested: Schedule::Auto,
+        plan: timed.plan().summary(),
+        reasons: timed.plan().reasons.clone(),
+        forward,
+        forward_repeats,
+        forward_peak_bytes,
+        forward_backward,
+        forward_backward_repeats,
+        peak_bytes,
+        launches: (forward_launches, backward_launches),
+        error: None,
+    })
+}
+
+/// Times `model` on the prepared `dg` under each schedule of `options` (one step of `progress`
+/// each), with `copy_bytes_per_s` the copy bandwidth of the same run.
+pub fn bench_prepared(
+    dg: &DeviceGraph<'_>,
+    model: Model,
+    options: &BenchOptions,
+    copy_bytes_per_s: f64,
+    progress: &ProgressBar,
+) -> Result<BenchReport> {
+    if options.repeats == 0 {
+        return Err(CliError::Usage { what: "bench: at least one timed run (--repeats 1)".to_string() });
+    }
+    let backend = dg.backend();
     let (h, f) = (options.heads, options.feat);
     let sets = options.input_sets.max(1);
-    let overflow = || CliError::Usage {
-        what: format!(
-            "bench: {h} heads x {f} features x {sets} input sets on {} nodes: the sizes overflow",
-            dg.num_dst()
-        ),
-    };
-    let mul = |a: usize, b: usize| a.checked_mul(b).ok_or_else(overflow);
-    let width = mul(h as usize, f as usize)?;
-    // Rows of one input set: GT's q, d_out per destination and k, v per source; GAT's h_dst,
-    // d_out per destination, h per source and the two [H, F] vectors; GATv2's the same with one
-    // vector.
-    let set_rows = match model {
-        Model::Gt => mul(dg.num_dst().checked_add(dg.num_src()).ok_or_else(overflow)?, 2)?,
-        Model::Gat => {
-            mul(dg.num_dst(), 2)?.checked_add(dg.num_src()).and_then(|n| n.checked_add(2)).ok_or_else(overflow)?
-        }
-        Model::GatV2 => {
-            mul(dg.num_dst(), 2)?.checked_add(dg.num_src()).and_then(|n| n.checked_add(1)).ok_or_else(overflow)?
-        }
-    };
-    let set_bytes = mul(mul(width, 4)?, set_rows)?;
-    progress.set_message("making inputs");
-    let make = |nodes: usize, seed: u64| -> Result<Buffer<f32>> {
-        let mut b = backend.alloc::<f32>(mul(nodes, width)?)?;
-        backend.fill_uniform(&mut b, seed, -1.0, 1.0)?;
-        Ok(b)
-    };
-    let empty = || -> Result<Buffer<f32>> { Ok(backend.alloc::<f32>(0)?) };
-    let mut inputs = Vec::new();
-    for s in 0..sets as u64 {
-        let seed = options.seed.wrapping_mul(1_000_003).wrapping_add(s * 6);
-        inputs.push(match model {
-            Model::Gt => InputSet {
-                dst: make(dg.num_dst(), seed)?,
-                src: make(dg.num_src(), seed + 1)?,
-                src2: make(dg.num_src(), seed + 2)?,
-                vectors: (empty()?, empty()?),
-                d_out: make(dg.num_dst(), seed + 3)?,
-            },
-            Model::Gat => InputSet {
-                dst: make(dg.num_dst(), seed)?,
-                src: make(dg.num_src(), seed + 1)?,
-                src2: empty()?,
-                vectors: (make(1, seed + 4)?, make(1, seed + 5)?),
-                d_out: make(dg.num_dst(), seed + 3)?,
-            },
-            Model::GatV2 => InputSet {
-                dst: make(dg.num_dst(), seed)?,
-                src: make(dg.num_src(), seed + 1)?,
-                src2: empty()?,
-                vectors: (make(1, seed + 4)?, empty()?),
-                d_out: make(dg.num_dst(), seed + 3)?,
-            },
-        });
-    }
-    let copy_bytes = (256usize << 20).min(width.saturating_mul(4 * dg.num_src().max(1))).max(1 << 20);
-    progress.set_message("measuring the device copy bandwidth");
-    let copy_bytes_per_s = copy_bandwidth(backend, copy_bytes, options.warmup, options.repeats)?;
+    progress.set_message(format!("making {model} inputs"));
+    let inputs = Inputs::new(model, dg, h, f, sets, options.seed)?;
+    let too_big = || CliError::Usage { what: format!("bench: {h} heads x {f} features: the sizes overflow") };
     // Inputs and outputs of forward and backward, and the graph: the outputs are as large as the
-    // inputs (GT: out, dq, dk, dv; GAT: out, dh_dst, dh, da_dst, da_src; GATv2: out, dxr, dxl, da).
-    let base_bytes = mul(set_bytes, 2)?.checked_add(dg.device_bytes()).ok_or_else(overflow)?;
+    // inputs (GT: out, dq, dk, dv; AGNN: out, dh; GAT: out, dh_dst, dh, da_dst, da_src).
+    let base_bytes =
+        inputs.set_bytes.checked_mul(2).and_then(|b| b.checked_add(dg.device_bytes())).ok_or_else(too_big)?;
     // The other input sets are alive only for the rotation; they are not the schedule's.
-    let extra_sets = mul(sets - 1, set_bytes)?;
+    let extra_sets = (sets - 1).checked_mul(inputs.set_bytes).ok_or_else(too_big)?;
     let mut rows = Vec::new();
     for &schedule in &options.schedules {
-        progress.set_message(format!("timing {} {schedule}", model.name()));
-        let timed = match plan_model(model, &dg, h, f, PlanOptions { schedule, ..options.plan.clone() }) {
+        progress.set_message(format!("timing {model} {h}x{f} {schedule}"));
+        let timed = match model.plan(dg, h, f, PlanOptions { schedule, ..options.plan.clone() }) {
             Ok(timed) => timed,
             Err(e) => {
-                rows.push(BenchRow {
-                    requested: schedule,
-                    plan: String::new(),
-                    forward: Timing { median_ms: f64::NAN, min_ms: f64::NAN, max_ms: f64::NAN },
-                    forward_backward: None,
-                    peak_bytes: 0,
-                    launches: (0, 0),
-                    error: Some(e.to_string()),
-                });
+                rows.push(BenchRow::refused(schedule, e.to_string()));
                 progress.inc(1);
                 continue;
             }
         };
-        let mut fwd_samples = Vec::new();
-        let mut launches = (0, 0);
-        for i in 0..options.warmup + options.repeats {
-            let before = backend.counts();
-            let (_, ms) = backend.time(|| timed.forward(&inputs[i % sets]))?;
-            launches.0 = (backend.counts() - before).launches;
-            if i >= options.warmup {
-                fwd_samples.push(ms);
-            }
-        }
-        backend.synchronize()?;
-        backend.reset_peak_memory();
-        let forward_backward = if options.backward {
-            let mut samples = Vec::new();
-            for i in 0..options.warmup + options.repeats {
-                let before = backend.counts();
-                let (_, ms) = backend.time(|| timed.forward_backward(&inputs[i % sets]))?;
-                launches.1 = (backend.counts() - before).launches;
-                if i >= options.warmup {
-                    samples.push(ms);
-                }
-            }
-            Some(Timing::of(samples))
-        } else {
-            None
-        };
+        let measured = measure(backend, timed.as_ref(), &inputs, options, extra_sets);
         progress.inc(1);
-        rows.push(BenchRow {
-            requested: schedule,
-            plan: timed.plan_line(),
-            forward: Timing::of(fwd_samples),
-            forward_backward,
-            peak_bytes: backend.peak_memory().saturating_sub(extra_sets),
-            launches,
-            error: None,
+        rows.push(match measured {
+            Ok(row) => BenchRow { requested: schedule, ..row },
+            // Running out of device memory is this case's end, not the benchmark's: the backend
+            // refuses before allocating, so nothing is left in a bad state.
+            Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => BenchRow::refused(schedule, e.to_string()),
+            Err(e) => return Err(e),
         });
     }
     Ok(BenchReport {

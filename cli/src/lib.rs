@@ -1,5 +1,6 @@
 //! The commands of the `dfgnn` tool, as a library so that tests can call them: the main job
-//! ([`run`]), GT timing ([`bench`]), the chain demo ([`demo`]), where graphs come from
+//! ([`run`]), timing of one model ([`bench`]), the benchmark suite with its report and plots
+//! ([`suite`]), the chain demo ([`demo`]), where graphs come from
 //! ([`data`]) and progress on stderr ([`progress`]). The binary (`src/main.rs`) parses arguments
 //! and prints.
 
@@ -9,5 +10,6 @@ pub mod demo;
 mod error;
 pub mod progress;
 pub mod run;
+pub mod suite;
 
 pub use error::{CliError, Result};

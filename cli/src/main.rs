@@ -4,10 +4,11 @@
 //! dfgnn run                 the main job (see README.md)
 //! dfgnn demo                the chain demo: proof-of-chain kernels checked against plain Rust
 //! dfgnn info                which backend runs, the device's limits and the memory budget
-//! dfgnn bench gt            GT timings per schedule
-//! dfgnn bench gat           GAT timings per schedule
-//! dfgnn bench gatv2         GATv2 timings per schedule
+//! dfgnn bench gt|agnn|gat|gatv2   one model's timings per schedule
+//! dfgnn bench suite         the benchmark suite: JSON, Markdown report and SVG plots
+//! dfgnn bench report JSON   the Markdown report (or README's headline) of suite files
 //! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
+//! dfgnn graph write G OUT   writes a graph (file or name) as .npz, .mtx, an edge list or .gt
 //! ```
 //! Results go to stdout, progress to stderr (shown only on a terminal); every command prints its
 //! error and exits non-zero on failure.
@@ -20,6 +21,7 @@ use dfgnn::Backend;
 use dfgnn_cli::data::{LoadOptions, default_graph, load_graph};
 use dfgnn_cli::progress;
 use dfgnn_cli::run::RunRow;
+use dfgnn_cli::suite::{SuiteFile, SuiteOptions};
 use dfgnn_cli::{CliError, Result};
 use dfgnn_graphs::Csr;
 
@@ -115,10 +117,76 @@ struct RunArgs {
 enum BenchCommand {
     /// GT forward and forward+backward per schedule.
     Gt(BenchArgs),
+    /// AGNN (normalisation included, β = 1) forward and forward+backward per schedule.
+    Agnn(BenchArgs),
     /// GAT forward (node scores included) and forward+backward per schedule.
     Gat(BenchArgs),
     /// GATv2 forward and forward+backward per schedule.
     Gatv2(BenchArgs),
+    /// The benchmark suite: graphs × models × shapes × schedules × {forward, forward+backward};
+    /// writes `suite.json`, `report.md` and SVG plots into `--out`.
+    Suite(SuiteArgs),
+    /// The Markdown report of suite files (dfgnn's and the peers'), on stdout.
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Where suite.json, report.md and the plots go.
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Graphs (names, files, `cora`, `citeseer`), comma-separated (default: the suite's set).
+    #[arg(long, value_delimiter = ',')]
+    graphs: Vec<String>,
+    /// Models, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    models: Vec<String>,
+    /// Shapes HxF, comma-separated (default: 1x128,4x64,8x32).
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Schedules, comma-separated (default: all; `auto` is the plan).
+    #[arg(long, value_delimiter = ',')]
+    schedules: Vec<String>,
+    /// Time the forward only.
+    #[arg(long)]
+    forward_only: bool,
+    /// One warm-up call, at most 3 timed ones, 200 ms per case (for tuning).
+    #[arg(long)]
+    quick: bool,
+    /// Untimed calls before timing (default 3; 1 with --quick).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// The most timed calls per case (default 10; 3 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    repeats: Option<u64>,
+    /// Timed calls are cut (to no fewer than 3) to take about this long per case (default 1000; 200
+    /// with --quick).
+    #[arg(long)]
+    case_budget_ms: Option<f64>,
+    /// Other suite files (the peers') to join into the report and plots.
+    #[arg(long)]
+    join: Vec<std::path::PathBuf>,
+    /// Write no plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Input sets in rotation (default 2; 1 halves the inputs' memory for the largest graphs).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    input_sets: Option<u64>,
+    /// Also write each graph to DIR/<name>.npz, for benches/peers.py.
+    #[arg(long)]
+    write_graphs: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Suite files (`dfgnn bench suite`'s suite.json, benches/peers.py's output).
+    files: Vec<std::path::PathBuf>,
+    /// Print README's headline table instead of the report.
+    #[arg(long)]
+    headline: bool,
+    /// Also write the SVG plots into this folder.
+    #[arg(long)]
+    plots: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -188,6 +256,15 @@ enum GraphCommand {
     Stats {
         /// The file or graph name.
         graph: String,
+    },
+    /// Writes a graph (a file, a generated name, `cora`/`citeseer` of the data directory) to a
+    /// file whose extension says the format (`.npz` as scipy's `save_npz` writes it, `.mtx`, an
+    /// edge list, `.gt`): what `benches/peers.py` reads.
+    Write {
+        /// The file or graph name.
+        graph: String,
+        /// The file to write.
+        out: std::path::PathBuf,
     },
 }
 
@@ -268,11 +345,27 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph, &load),
+        Command::Graph { command: GraphCommand::Write { graph, out } } => {
+            let options = SuiteOptions { data_dir: cli.data_dir.clone(), ..Default::default() };
+            let g = match dfgnn_cli::suite::resolve_graph(&graph, &options, &load)? {
+                Ok(g) => g,
+                Err(why) => return Err(CliError::Usage { what: why }),
+            };
+            dfgnn_graphs::format::write_path(&out, &g)?;
+            println!("{graph}: {} x {} nodes, {} edges -> {}", g.num_dst(), g.num_src(), g.nnz(), out.display());
+            Ok(())
+        }
+        Command::Bench { command: BenchCommand::Suite(args) } => {
+            suite(&select_backend(cli.backend, max_memory)?, &args, cli.data_dir.clone(), &load)
+        }
+        Command::Bench { command: BenchCommand::Report(args) } => report(&args),
         Command::Bench { command } => {
             let (model, args) = match command {
                 BenchCommand::Gt(args) => (dfgnn_cli::bench::Model::Gt, args),
+                BenchCommand::Agnn(args) => (dfgnn_cli::bench::Model::Agnn, args),
                 BenchCommand::Gat(args) => (dfgnn_cli::bench::Model::Gat, args),
                 BenchCommand::Gatv2(args) => (dfgnn_cli::bench::Model::GatV2, args),
+                BenchCommand::Suite(_) | BenchCommand::Report(_) => unreachable!("matched above"),
             };
             let graph = load_with_progress(&args.graph, &load)?;
             bench(&select_backend(cli.backend, max_memory)?, &graph, model, &args)
@@ -362,6 +455,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
         schedules,
         warmup: args.warmup as usize,
         repeats: args.repeats as usize,
+        case_budget_ms: None,
         backward: !args.forward_only,
         input_sets: args.input_sets as usize,
         seed: 1,
@@ -417,5 +511,80 @@ fn graph_stats(graph: &str, load: &LoadOptions) -> Result<()> {
     let g = load_with_progress(graph, load)?;
     println!("{graph}");
     print!("{}", dfgnn_graphs::GraphStats::of(&g));
+    Ok(())
+}
+
+/// A shape `HxF`.
+fn parse_shape(text: &str) -> Result<(u32, u32)> {
+    let bad = || CliError::Usage { what: format!("shape `{text}`: expected HxF, e.g. 4x64") };
+    let (h, f) = text.split_once('x').ok_or_else(bad)?;
+    let (h, f) = (h.parse::<u32>().map_err(|_| bad())?, f.parse::<u32>().map_err(|_| bad())?);
+    if h == 0 || f == 0 {
+        return Err(bad());
+    }
+    Ok((h, f))
+}
+
+fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBuf>, load: &LoadOptions) -> Result<()> {
+    let mut options = SuiteOptions {
+        data_dir,
+        backward: !args.forward_only,
+        write_graphs: args.write_graphs.clone(),
+        ..Default::default()
+    };
+    if args.quick {
+        options = options.quick();
+    }
+    if !args.graphs.is_empty() {
+        options.graphs = args.graphs.clone();
+    }
+    if !args.models.is_empty() {
+        options.models = args.models.iter().map(|m| m.parse()).collect::<Result<_>>()?;
+    }
+    if !args.shapes.is_empty() {
+        options.shapes = args.shapes.iter().map(|s| parse_shape(s)).collect::<Result<_>>()?;
+    }
+    if !args.schedules.is_empty() {
+        options.schedules = args.schedules.iter().map(|s| s.parse()).collect::<dfgnn::Result<_>>()?;
+    }
+    options.warmup = args.warmup.unwrap_or(options.warmup);
+    options.repeats = args.repeats.map_or(options.repeats, |r| r as usize);
+    options.case_budget_ms = args.case_budget_ms.unwrap_or(options.case_budget_ms);
+    options.input_sets = args.input_sets.map_or(options.input_sets, |n| n as usize);
+    // Joined files are read first, so a bad one fails before anything is timed.
+    let joined = args.join.iter().map(|p| SuiteFile::read(p)).collect::<Result<Vec<_>>>()?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::Usage { what: format!("cannot create {}: {e}", args.out.display()) })?;
+    let bar = progress::steps("starting");
+    let file = dfgnn_cli::suite::run(backend, &options, load, &bar);
+    bar.finish_and_clear();
+    let file = file?;
+    let json = args.out.join("suite.json");
+    file.write(&json)?;
+    let files: Vec<SuiteFile> = std::iter::once(file).chain(joined).collect();
+    let md = args.out.join("report.md");
+    std::fs::write(&md, dfgnn_cli::suite::report::markdown(&files))
+        .map_err(|e| CliError::Usage { what: format!("cannot write {}: {e}", md.display()) })?;
+    println!("{} records -> {}; report -> {}", files[0].records.len(), json.display(), md.display());
+    if !args.no_plots {
+        for path in dfgnn_cli::suite::plots::write_all(&files, &args.out)? {
+            println!("plot -> {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn report(args: &ReportArgs) -> Result<()> {
+    let files = args.files.iter().map(|p| SuiteFile::read(p)).collect::<Result<Vec<_>>>()?;
+    if args.headline {
+        print!("{}", dfgnn_cli::suite::report::headline(&files));
+    } else {
+        print!("{}", dfgnn_cli::suite::report::markdown(&files));
+    }
+    if let Some(dir) = &args.plots {
+        for path in dfgnn_cli::suite::plots::write_all(&files, dir)? {
+            eprintln!("plot -> {}", path.display());
+        }
+    }
     Ok(())
 }

@@ -185,3 +185,53 @@ fn bench_gat_times_every_schedule_asked_for() {
 fn bench_gatv2_times_every_schedule_asked_for() {
     bench_times_every_schedule_asked_for("gatv2");
 }
+
+#[test]
+fn the_suite_pipeline_writes_json_markdown_and_plots() {
+    // Tiny on purpose: this checks JSON -> Markdown -> SVG, not any speed (emulator times are
+    // meaningless and nothing asserts on them).
+    let dir = std::env::temp_dir().join(format!("dfgnn-suite-test-{}", std::process::id()));
+    let out = dir.to_str().expect("a UTF-8 temporary directory");
+    let run = dfgnn(&[
+        "bench",
+        "suite",
+        "--out",
+        out,
+        "--quick",
+        "--warmup",
+        "0",
+        "--repeats",
+        "1",
+        "--graphs",
+        "er-64-d2,gt-no-such-network",
+        "--models",
+        "gt,agnn",
+        "--shapes",
+        "1x4",
+        "--schedules",
+        "auto,unfused",
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    let json = std::fs::read_to_string(dir.join("suite.json")).expect("suite.json");
+    let file: dfgnn_cli::suite::SuiteFile = serde_json::from_str(&json).expect("the suite file parses");
+    // 1 graph x 2 models x 1 shape x 2 schedules x 2 passes; the graph-tool network is skipped (not in the collection).
+    assert_eq!(file.records.len(), 8, "{json}");
+    assert_eq!(file.meta.skipped.len(), 1, "{:?}", file.meta.skipped);
+    assert!(file.records.iter().all(|r| r.time.is_some() && r.bandwidth.is_some() && r.peak_bytes.is_some()), "{json}");
+    assert!(file.records.iter().any(|r| r.variant == "auto" && !r.reasons.is_empty()), "{json}");
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    for heading in ["## GT forward", "## GT forward+backward", "## AGNN forward+backward", "| er-64-d2 |"] {
+        assert!(md.contains(heading), "no `{heading}` in:\n{md}");
+    }
+    for plot in ["speedup-gt-forward.svg", "bandwidth.svg", "time-forward-backward.svg", "memory.svg"] {
+        let svg = std::fs::read_to_string(dir.join(plot)).expect(plot);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{plot}");
+        assert!(svg.contains("er-64-d2") || plot.starts_with("time") || plot.starts_with("memory"), "{plot}");
+    }
+    // The report is a function of the JSON alone.
+    let report = dfgnn(&["bench", "report", dir.join("suite.json").to_str().expect("UTF-8")]);
+    assert!(report.status.success());
+    assert_eq!(String::from_utf8_lossy(&report.stdout), md);
+    std::fs::remove_dir_all(&dir).ok();
+}

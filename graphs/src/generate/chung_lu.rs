@@ -2,7 +2,7 @@
 //! distribution, so a few nodes become super nodes with huge in-degree.
 
 use super::alias::Alias;
-use super::{Rng, detmath, edge_count, rows_from_counts};
+use super::{PARALLEL_EDGES, Rng, detmath, draw_counts, edge_count, rows_from_counts};
 use crate::csr::Csr;
 use crate::error::{GraphError, Result};
 
@@ -44,6 +44,11 @@ impl ChungLu {
     /// [`GraphError::InvalidParameter`] for `gamma <= 1`, `offset < 1` or a bad degree;
     /// [`GraphError::TooLarge`] for more than `2^32` nodes.
     pub fn generate(&self, seed: u64) -> Result<Csr> {
+        self.generate_parallel_from(seed, PARALLEL_EDGES)
+    }
+
+    /// [`ChungLu::generate`], drawing in parallel from `parallel_from` edges on.
+    fn generate_parallel_from(&self, seed: u64, parallel_from: u64) -> Result<Csr> {
         let n = self.n;
         let m = edge_count("chung_lu", n, self.mean_degree)?;
         if !(self.gamma.is_finite() && self.gamma > 1.0) {
@@ -60,13 +65,9 @@ impl ChungLu {
         Rng::new(seed, 2).shuffle(&mut ranks);
         let weights: Vec<f64> = ranks.iter().map(|&r| detmath::powf(r as f64 + self.offset, exponent)).collect();
         let table = Alias::new(&weights);
-        let mut dst = Rng::new(seed, 0);
-        let mut counts = vec![0u64; n];
-        for _ in 0..m {
-            counts[table.sample(&mut dst) as usize] += 1;
-        }
-        let mut src = Rng::new(seed, 1);
-        let g = rows_from_counts(n, counts, || table.sample(&mut src))?;
+        let node = |rng: &mut Rng| table.sample(rng);
+        let counts = draw_counts(n, m, (seed, 0), parallel_from, node);
+        let g = rows_from_counts(n, counts, (seed, 1), parallel_from, node)?;
         Ok(if self.dedup { g.dedup() } else { g })
     }
 }
@@ -95,6 +96,18 @@ mod tests {
         assert!(s.empty_rows() > 1000, "{s}");
         assert!(g.nnz() < 200_000 && g.nnz() > 120_000, "{}", g.nnz());
         assert_eq!(g, chung_lu(20_000, 10.0, 2.1, 1).unwrap());
+    }
+
+    #[test]
+    fn parallel_draws_are_the_same_on_any_number_of_threads() {
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| ChungLu::new(30_000, 8.0, 2.1).generate_parallel_from(4, 0).unwrap())
+        };
+        let g = on(1);
+        assert_eq!(g, on(4));
+        let s = GraphStats::of(&g);
+        assert!(g.rows_sorted() && s.duplicate_edges == 0 && s.in_degree.max > 1000, "{s}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Erdős–Rényi style uniform random graphs: every edge has a uniform destination and a uniform
 //! source.
 
-use super::{Rng, edge_count, rows_from_counts};
+use super::{PARALLEL_EDGES, Rng, draw_counts, edge_count, rows_from_counts};
 use crate::csr::Csr;
 use crate::error::Result;
 
@@ -17,13 +17,14 @@ pub fn erdos_renyi(n: usize, mean_degree: f64, seed: u64) -> Result<Csr> {
     // Destinations and sources are independent, so drawing all destinations first (only their
     // counts are needed) and then each row's sources gives the same distribution as drawing
     // edge by edge, without storing or sorting the edges.
-    let mut dst = Rng::new(seed, 0);
-    let mut counts = vec![0u64; n];
-    for _ in 0..m {
-        counts[dst.below(n as u64) as usize] += 1;
-    }
-    let mut src = Rng::new(seed, 1);
-    rows_from_counts(n, counts, || src.below(n as u64) as u32)
+    erdos_renyi_parallel_from(n, m, seed, PARALLEL_EDGES)
+}
+
+/// [`erdos_renyi`] with `m` edges, drawn in parallel from `parallel_from` edges on.
+fn erdos_renyi_parallel_from(n: usize, m: u64, seed: u64, parallel_from: u64) -> Result<Csr> {
+    let node = |rng: &mut Rng| rng.below(n as u64) as u32;
+    let counts = draw_counts(n, m, (seed, 0), parallel_from, node);
+    rows_from_counts(n, counts, (seed, 1), parallel_from, node)
 }
 
 #[cfg(test)]
@@ -43,6 +44,23 @@ mod tests {
         assert!((s.in_degree.std_dev - 8f64.sqrt()).abs() < 0.4, "{s}");
         assert!(s.in_degree.max < 40, "{s}");
         assert!((s.out_degree.mean - 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn parallel_draws_are_the_same_on_any_number_of_threads() {
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| erdos_renyi_parallel_from(40_000, 300_000, 9, 0).unwrap())
+        };
+        let g = on(1);
+        assert_eq!(g, on(3));
+        assert!(g.rows_sorted());
+        assert_eq!(g.nnz(), 300_000);
+        // The parallel streams are others than the sequential ones: a different graph, the same law.
+        let sequential = erdos_renyi_parallel_from(40_000, 300_000, 9, u64::MAX).unwrap();
+        assert_ne!(g, sequential);
+        let (s, t) = (GraphStats::of(&g), GraphStats::of(&sequential));
+        assert!((s.in_degree.std_dev - t.in_degree.std_dev).abs() < 0.1, "{s}\n{t}");
     }
 
     #[test]

@@ -31,21 +31,101 @@ pub use sbm::sbm_batch;
 
 pub(crate) use rng::Rng;
 
+use rayon::prelude::*;
+
 use crate::csr::{Csr, check_side, prefix_sum};
 use crate::error::{GraphError, Result};
 
-/// Builds a square graph of `n` nodes whose row `i` gets `counts[i]` sources from `draw`,
-/// sorted within the row.
-fn rows_from_counts(n: usize, counts: Vec<u64>, mut draw: impl FnMut() -> u32) -> Result<Csr> {
+/// Edges from which the generators draw in parallel (rayon). Below it every draw comes from one
+/// stream in order (the graphs of docs/results.md are made so); from it on, each block of
+/// [`BLOCK_DRAWS`] node draws and each block of [`BLOCK_ROWS`] rows has a stream of its own, and
+/// the blocks' counts are summed as integers, so a seed gives the same graph whatever the number
+/// of threads.
+pub const PARALLEL_EDGES: u64 = 1 << 28;
+/// Node draws per block of the parallel counts.
+const BLOCK_DRAWS: u64 = 1 << 22;
+/// Rows per block of the parallel row draws.
+const BLOCK_ROWS: usize = 1 << 14;
+
+/// The stream of block `block` of the sequential stream `stream` (sequential streams are small
+/// numbers; block streams have the top bit set).
+fn block_stream(stream: u64, block: u64) -> u64 {
+    (1 << 63) | (stream << 40) | block
+}
+
+/// How many of `m` node draws (`draw`, from the streams of `stream`) land on each of `n` nodes;
+/// in parallel blocks from `parallel_from` draws on.
+fn draw_counts(
+    n: usize,
+    m: u64,
+    (seed, stream): (u64, u64),
+    parallel_from: u64,
+    draw: impl Fn(&mut Rng) -> u32 + Sync,
+) -> Vec<u64> {
+    let count_block = |mut counts: Vec<u64>, rng: &mut Rng, draws: u64| {
+        for _ in 0..draws {
+            counts[draw(rng) as usize] += 1;
+        }
+        counts
+    };
+    if m < parallel_from {
+        return count_block(vec![0u64; n], &mut Rng::new(seed, stream), m);
+    }
+    (0..m.div_ceil(BLOCK_DRAWS))
+        .into_par_iter()
+        .fold(
+            || vec![0u64; n],
+            |counts, b| {
+                count_block(counts, &mut Rng::new(seed, block_stream(stream, b)), BLOCK_DRAWS.min(m - b * BLOCK_DRAWS))
+            },
+        )
+        .reduce(
+            || vec![0u64; n],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+/// Builds a square graph of `n` nodes whose row `i` gets `counts[i]` sources from `draw` (from
+/// the streams of `stream`), sorted within the row; in parallel blocks of rows from
+/// `parallel_from` edges on.
+fn rows_from_counts(
+    n: usize,
+    counts: Vec<u64>,
+    (seed, stream): (u64, u64),
+    parallel_from: u64,
+    draw: impl Fn(&mut Rng) -> u32 + Sync,
+) -> Result<Csr> {
     let mut offsets = counts;
     offsets.insert(0, 0);
     prefix_sum(&mut offsets);
     let nnz = offsets[n] as usize;
     let mut columns = vec![0u32; nnz];
-    for i in 0..n {
-        let row = &mut columns[offsets[i] as usize..offsets[i + 1] as usize];
-        row.iter_mut().for_each(|c| *c = draw());
-        row.sort_unstable();
+    // Rows `rows` of `columns`, which holds the edges from row `rows.start` on.
+    let fill = |rows: std::ops::Range<usize>, columns: &mut [u32], rng: &mut Rng| {
+        let base = offsets[rows.start] as usize;
+        for i in rows {
+            let row = &mut columns[offsets[i] as usize - base..offsets[i + 1] as usize - base];
+            row.iter_mut().for_each(|c| *c = draw(rng));
+            row.sort_unstable();
+        }
+    };
+    if (nnz as u64) < parallel_from {
+        fill(0..n, &mut columns, &mut Rng::new(seed, stream));
+    } else {
+        let mut blocks = Vec::with_capacity(n.div_ceil(BLOCK_ROWS));
+        let mut rest = columns.as_mut_slice();
+        for (b, start) in (0..n).step_by(BLOCK_ROWS).enumerate() {
+            let end = (start + BLOCK_ROWS).min(n);
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut((offsets[end] - offsets[start]) as usize);
+            blocks.push((b as u64, start..end, block));
+            rest = tail;
+        }
+        blocks
+            .into_par_iter()
+            .for_each(|(b, rows, block)| fill(rows, block, &mut Rng::new(seed, block_stream(stream, b))));
     }
     Csr::new(n, n, offsets, columns)
 }
