@@ -395,6 +395,18 @@ pub const DEFAULT_BACKWARD_BLOCK_THREADS: u32 = 64;
 /// 36 against 41 ms); wide heads still take the slots they need.
 pub const DEFAULT_MAX_SLOTS: u32 = 1;
 
+/// Warps one multiprocessor holds at most (2,048 threads on sm_80 and sm_90).
+pub const MAX_WARPS_PER_SM: u64 = 64;
+
+/// By default short rows are packed only when there are more of them than one full wave of
+/// warps (`SMs · MAX_WARPS_PER_SM`): with fewer, each row already has a warp of its own in the
+/// first wave, and packing only adds a launch. (H200, GT 2×8 auto forward, packed / not: Cora
+/// 2.6 k short rows 0.026 / 0.018 ms, the power grid 4.9 k 0.016 / 0.013; as-22july06 22.4 k
+/// 0.056 / 0.061, email-Enron 34.6 k 0.044 / 0.057.)
+pub fn packing_pays(short_rows: u64, multiprocessors: u32) -> bool {
+    short_rows > multiprocessors as u64 * MAX_WARPS_PER_SM
+}
+
 /// The most edges a packed row may have: a warp's loop over packed rows covers the longest one's
 /// edges, counted in 32 bits.
 pub const MAX_PACKED_ROW_EDGES: u64 = u32::MAX as u64;
@@ -751,10 +763,14 @@ pub fn plan<V: CompiledVariant>(
         let variant = variants.get(layout.variant);
         let step = variant.map_or(0, |v| v.step(passes)) as u64;
         let packable = variant.is_some_and(|v| v.has_packed());
+        let short = |below: u64| offsets.windows(2).filter(|w| w[1] - w[0] < below).count() as u64;
         let pack_below = match options.team_rows_below {
             _ if !packable => 0,
             Some(n) => n.min(MAX_PACKED_ROW_EDGES + 1),
-            None if teams > 1 => step * teams as u64 + 1,
+            None if teams > 1 => {
+                let below = step * teams as u64 + 1;
+                if packing_pays(short(below), device.multiprocessors) { below } else { 0 }
+            }
             None => 0,
         };
         let rows = plan_rows(offsets, split, chunk_edges, !options.natural_row_order, pack_below)?;
@@ -762,7 +778,10 @@ pub fn plan<V: CompiledVariant>(
             let why = match options.team_rows_below {
                 _ if !packable => format!("none: no packed kernels of {} slots", layout.slots),
                 Some(_) => "forced".to_string(),
-                None => format!("at most one warp step, {step} edges x {teams} teams"),
+                None => format!(
+                    "at most one warp step, {step} edges x {teams} teams, more than one wave of {} warps",
+                    device.multiprocessors as u64 * MAX_WARPS_PER_SM
+                ),
             };
             reasons.push(format!(
                 "{name}: {} of {} whole rows have fewer than {pack_below} edges ({why}): packed {teams} per warp, one per team",

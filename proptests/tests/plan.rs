@@ -430,7 +430,25 @@ fn short_rows_are_packed_one_per_team() {
         Csr::from_rows(6, &[vec![0], vec![0, 1, 2, 3, 4, 5, 0, 1, 2], vec![], vec![], vec![1, 2], vec![]]).unwrap();
     let sorted = Some(vec![1, 4, 0, 2, 3, 5]);
     let default = PlanOptions::default();
-    assert_eq!(rows(&varied, 1, 7, &default), ((sorted.clone(), 6), (sorted.clone(), 5)));
+    // Six short rows are far fewer than one wave of warps (132 SMs x 64): packing would only add
+    // a launch, so by default nothing is packed.
+    use dfgnn::plan::packing_pays;
+    assert!(!packing_pays(6, 132) && !packing_pays(132 * 64, 132) && packing_pays(132 * 64 + 1, 132));
+    assert_eq!(rows(&varied, 1, 7, &default), ((sorted.clone(), 0), (sorted.clone(), 0)));
+    // The same rows 2,000 times over (12,000 rows, more than a wave): by default the forward packs
+    // every row (all have at most 16 edges), the backward the 10,000 of at most 8.
+    let many = Csr::from_rows(
+        12000,
+        &(0..12000)
+            .map(|r| [vec![0], vec![0, 1, 2, 3, 4, 5, 0, 1, 2], vec![], vec![], vec![1, 2], vec![]][r % 6].clone())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let ((_, f), (_, b)) = rows(&many, 1, 7, &default);
+    assert_eq!((f, b), (12000, 10000));
+    // Forced, the six rows are packed by the same step bound.
+    let below17 = PlanOptions { team_rows_below: Some(17), ..PlanOptions::default() };
+    assert_eq!(rows(&varied, 1, 7, &below17).0, (sorted.clone(), 6));
     // Forced: fewer than 3 edges (5 rows), or none.
     let below3 = PlanOptions { team_rows_below: Some(3), ..PlanOptions::default() };
     assert_eq!(rows(&varied, 1, 7, &below3), ((sorted.clone(), 5), (sorted.clone(), 5)));

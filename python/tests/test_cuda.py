@@ -86,7 +86,7 @@ def test_agnn_on_cuda_matches_the_f64_reference(cuda):
     results = {}
     for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
         device = cuda if kind == "fused" else torch.device("cpu")
-        h = h64.to(device, dtype).requires_grad_()
+        h = h64.to(device, dtype).detach().requires_grad_()
         beta = torch.tensor([0.7], dtype=dtype, device=device, requires_grad=True)
         out = agnn_attention(h, graph, beta) if kind == "fused" else agnn_reference(h, beta, edge_index)
         out.backward(d_out.to(device, dtype))
