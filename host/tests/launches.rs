@@ -60,13 +60,17 @@ fn c(launches: u64, buffers: u64) -> Counts {
 fn launches_and_buffers_per_call() {
     let packing_off = PlanOptions { team_rows_below: Some(0), ..PlanOptions::default() };
     #[rustfmt::skip]
-    let table: [Case; 5] = [
+    let table: [Case; 6] = [
         // 4 x 64: one team, nothing packed or split: one launch per pass; 3 + 4 buffers.
         ("4x64 row_tiled", 4, 64, PlanOptions::default(), (c(1, 3), c(2, 4))),
-        // 1 x 7: 4 teams of 8 lanes. Forward step 4 x 4 teams = 16 edges: every row but the
-        // one of 20 is packed: two forward launches. Backward step 2 x 4 = 8: the same rows (two
-        // launches), and every column (one launch).
-        ("1x7 packed", 1, 7, PlanOptions::default(), (c(2, 3), c(3, 4))),
+        // 1 x 7: 4 teams of 8 lanes, but far fewer short rows than one wave of warps: by default
+        // nothing is packed, one launch per pass.
+        ("1x7 default", 1, 7, PlanOptions::default(), (c(1, 3), c(2, 4))),
+        // Packed below the default's step bound (forward step 4 x 4 teams = 16 edges, forced):
+        // every row but the one of 20 is packed: two forward launches; the backward packs the
+        // same rows (two launches) and every column (one launch).
+        ("1x7 packed", 1, 7, PlanOptions { team_rows_below: Some(17), ..PlanOptions::default() },
+            (c(2, 3), c(3, 4))),
         // ... packing off: one launch per pass.
         ("1x7 unpacked", 1, 7, packing_off, (c(1, 3), c(2, 4))),
         // ... every row packed: only the packed launch of each pass.
