@@ -47,7 +47,8 @@ pub const DEFAULT_GRAPHS: [&str; 13] = [
     "citeseer",
 ];
 
-/// The feature shapes (heads × features per head) by default: the same 128 floats per node.
+/// The feature shapes (heads × features per head) by default: the issues' cases, 128 floats per node
+/// (1×128) and 256 (4×64, 8×32).
 pub const DEFAULT_SHAPES: [(u32, u32); 3] = [(1, 128), (4, 64), (8, 32)];
 
 /// The two passes a case times.
