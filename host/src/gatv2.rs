@@ -24,7 +24,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{DevicePass, Fused, Side, partial_view};
+use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::gat::{NODE_BLOCK, vector_grad};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
@@ -109,28 +109,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
     /// backend; `dfgnn_reference::dropout_keep` computes it). `p = 0` turns dropout off.
     /// `p` must be in `[0, 1)`; dropout runs on the fused schedules only.
     pub fn set_dropout(&mut self, p: f32, seed: u64) -> Result<()> {
-        if !(0.0..1.0).contains(&p) {
-            return Err(Error::Unsupported { what: format!("dropout probability {p} (it must be in [0, 1))") });
-        }
-        let threshold = (f64::from(p) * 4_294_967_296.0).floor() as u32;
-        self.dropout = if threshold == 0 {
-            DropoutParams::OFF
-        } else {
-            DropoutParams { seed, threshold, scale: (1.0 / (1.0 - f64::from(p))) as f32 }
-        };
-        Ok(())
-    }
-
-    /// Refuses dropout on a path without the fused passes.
-    fn check_baseline_dropout(&self, dropout: &DropoutParams) -> Result<()> {
-        if dropout.threshold != 0 {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "attention dropout on the {} schedule (the fused schedules only)",
-                    self.fused.plan.schedule
-                ),
-            });
-        }
+        self.dropout = dropout_params(p, seed)?;
         Ok(())
     }
 
@@ -184,7 +163,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let result =
             |out, lse, stats| GatV2Forward { out, lse, stats, xl, xr, a, dropout, _inputs: std::marker::PhantomData };
         let Some(pass) = &f.forward else {
-            self.check_baseline_dropout(&dropout)?;
+            self.fused.check_baseline_dropout(&dropout)?;
             let scores = self.edge_scores(xl, xr, a)?;
             let edge_parallel = f.plan.schedule == Schedule::EdgeParallel;
             let (out, lse) = baseline::forward_from_scores(g, &scores, xl, heads, feat, edge_parallel)?;
@@ -378,7 +357,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
     /// The unfused backward: α and ds `[E, H]` in memory, then per row `d xr` and the row's term
     /// of `d a`, per column the scores' part of `d xl` added to the aggregation's.
     fn baseline_backward(&self, fwd: &GatV2Forward<'_>, d_out: &Buffer<f32>) -> Result<GatV2Grads> {
-        self.check_baseline_dropout(&fwd.dropout)?;
+        self.fused.check_baseline_dropout(&fwd.dropout)?;
         let g = self.graph();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let backend = self.backend();

@@ -69,8 +69,9 @@ pub use agnn::{
 pub use dropout::{dropout_factors, dropout_keep, dropout_threshold, philox4x32_10};
 pub use error::RefError;
 pub use gat::{
-    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_precomputed,
-    gat_edge_scores, gat_edge_scores_backward, gat_forward, gat_forward_precomputed, gat_node_scores,
+    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_dropout,
+    gat_backward_precomputed, gat_backward_precomputed_dropout, gat_edge_scores, gat_edge_scores_backward, gat_forward,
+    gat_forward_dropout, gat_forward_precomputed, gat_forward_precomputed_dropout, gat_node_scores,
     gat_node_scores_backward,
 };
 pub use gatv2::{
