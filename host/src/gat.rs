@@ -223,7 +223,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let er = self.node_scores(h.view(), a_src.view(), g.num_src())?;
         // The score buffers move into the result with the views of them; device memory does
         // not move.
-        let mut fwd = self.attention(h.view(), el.view(), er.view())?;
+        let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout)?;
         fwd.scores = Some((el, er));
         fwd.full = Some((h_dst.view(), a_dst.view(), a_src.view()));
         Ok(fwd)
@@ -237,12 +237,24 @@ impl<'g, 'b> Gat<'g, 'b> {
         el: &'a Buffer<f32>,
         er: &'a Buffer<f32>,
     ) -> Result<GatForward<'a>> {
+        self.forward_precomputed_with(h, el, er, self.dropout)
+    }
+
+    /// [`Gat::forward_precomputed`] with `dropout` instead of the one set ([`dfgnn::external`]'s
+    /// calls share one planned op across callers and pass theirs).
+    pub(crate) fn forward_precomputed_with<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let nh = |n: usize| n * self.heads() as usize;
         self.check("gat forward", "h", h.len(), self.fused.features(g.num_src()))?;
         self.check("gat forward", "el", el.len(), nh(g.num_dst()))?;
         self.check("gat forward", "er", er.len(), nh(g.num_src()))?;
-        self.attention(h.view(), el.view(), er.view())
+        self.attention(h.view(), el.view(), er.view(), dropout)
     }
 
     /// A [`Gat::forward_precomputed`] result rebuilt from what a caller saved of it (`out`
@@ -258,6 +270,18 @@ impl<'g, 'b> Gat<'g, 'b> {
         out: Buffer<f32>,
         lse: Buffer<f32>,
         stats: Buffer<f32>,
+    ) -> Result<GatForward<'a>> {
+        self.saved_forward_with(h, el, er, (out, lse, stats), self.dropout)
+    }
+
+    /// [`Gat::saved_forward`] of a forward that ran with `dropout`.
+    pub(crate) fn saved_forward_with<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+        (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        dropout: DropoutParams,
     ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let nh = |n: usize| n * self.heads() as usize;
@@ -277,17 +301,23 @@ impl<'g, 'b> Gat<'g, 'b> {
             stats,
             h: h.view(),
             full: None,
-            dropout: self.dropout,
+            dropout,
             _inputs: std::marker::PhantomData,
         })
     }
 
     /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller).
-    fn attention<'a>(&self, h: GSlice<f32>, el: GSlice<f32>, er: GSlice<f32>) -> Result<GatForward<'a>> {
+    fn attention<'a>(
+        &self,
+        h: GSlice<f32>,
+        el: GSlice<f32>,
+        er: GSlice<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let f = &self.fused;
         let backend = self.backend();
-        let (heads, feat, dropout) = (f.plan.heads, f.plan.feat, self.dropout);
+        let (heads, feat) = (f.plan.heads, f.plan.feat);
         let result = |out, lse, stats| GatForward {
             out,
             lse,

@@ -108,9 +108,11 @@ class GATConv(_Fused, pyg.GATConv):
 
     Served: heads, concat, negative slope, self loops (removed and re-added, as PyG does), bias,
     residual, shared or separate source/destination weights, bipartite inputs (without self
-    loops), ``return_attention_weights`` (α in the order of the edges with their loops, as PyG's;
-    not differentiable). PyG's path: ``edge_dim``, attention dropout in training (the fused kernel
-    has none yet), an explicit ``size``, a pair without destination features, sparse adjacencies.
+    loops), attention dropout in training (fused: the mask from dfgnn's Philox stream, seeded from
+    torch's CPU generator on every call, so it is not PyG's mask), ``return_attention_weights``
+    (α in the order of the edges with their loops, as PyG's, dropped as PyG's; not
+    differentiable). PyG's path: ``edge_dim``, an explicit ``size``, a pair without destination
+    features, sparse adjacencies.
     """
 
     propagate = _generic_propagate
@@ -131,8 +133,6 @@ class GATConv(_Fused, pyg.GATConv):
             extra.append("a pair without destination features")
         elif pair and self.add_self_loops and x_src.size(0) != x_dst.size(0):
             extra.append("self loops on a bipartite graph")
-        if self.training and self.dropout > 0:
-            extra.append("attention dropout in training (the fused kernel has none yet)")
         reasons = self._unserved(x_src, edge_index, extra)
         if x_dst is not None:
             reasons += self._unserved(x_dst, edge_index, [])
@@ -152,7 +152,8 @@ class GATConv(_Fused, pyg.GATConv):
             edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
         )
         weights = bool(return_attention_weights)
-        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights)
+        p = self.dropout if self.training else 0.0
+        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights, dropout=p)
         out, alpha = result if weights else (result, None)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if res is not None:

@@ -16,6 +16,7 @@ state (``lse``, ``stats``) for their backwards, which do not run the forward aga
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -26,7 +27,7 @@ from .graph import Graph, _check_device, _lookup
 #: Bytes a tensor's data must be aligned to: the kernels load 16-byte vectors.
 ALIGNMENT = 16
 
-__all__ = ["gt_attention", "gat_attention", "agnn_attention", "attention_weights"]
+__all__ = ["gt_attention", "gat_attention", "agnn_attention", "attention_weights", "dropout_mask"]
 
 
 def _check_features(name: str, x: Tensor, nodes: int, graph: Graph) -> tuple[int, int]:
@@ -101,6 +102,56 @@ def _check_scores(name: str, x: Tensor, nodes: int, heads: int, graph: Graph) ->
         raise TypeError(f"{name} is {x.dtype}: dfgnn's kernels take float32 (cast with .float())")
     if list(x.shape) != [nodes, heads]:
         raise ValueError(f"{name} must be [{nodes}, {heads}] for this graph and heads, not {list(x.shape)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Attention dropout
+
+
+def _check_dropout(p: float) -> float:
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), not {p}")
+    return p
+
+
+def _draw_seed(p: float, seed: Tensor | int | None) -> Optional[Tensor]:
+    """The mask's seed as a one-element int64 CPU tensor (``None`` without dropout): ``seed`` as
+    given, or drawn from torch's default CPU generator (``torch.randint``), so that a run under
+    ``torch.manual_seed`` is reproducible and every call draws a new mask."""
+    if p == 0.0:
+        return None
+    if seed is None:
+        return torch.randint(0, 2**63 - 1, (), dtype=torch.int64)
+    if isinstance(seed, Tensor):
+        if seed.numel() != 1 or seed.dtype != torch.int64 or seed.device.type != "cpu":
+            raise ValueError(f"seed must be one int64 value on the CPU, not {seed.dtype} {list(seed.shape)} on {seed.device}")
+        return seed.reshape(())
+    bits = int(seed) % 2**64  # the seed's 64 bits, held as int64
+    return torch.tensor(bits - 2**64 if bits >= 2**63 else bits, dtype=torch.int64)
+
+
+def _dropout_arg(p: float, seed: Optional[Tensor]) -> tuple[float, int]:
+    """``(p, seed)`` for the extension (the seed's 64 bits as an unsigned integer)."""
+    if p == 0.0 or seed is None:
+        return 0.0, 0
+    return p, int(seed.item()) % 2**64
+
+
+def dropout_mask(graph: Graph, p: float, seed: Tensor | int, heads: int) -> Tensor:
+    """The attention-dropout mask the kernels apply under probability ``p`` and ``seed``: ``[E, H]``
+    bool, True where edge ``e`` (in the order of ``graph.edge_index``) keeps head ``h``, from the
+    kernels' own Philox-4x32-10 of (seed, the edge's CSR slot, head). A kept weight is scaled by
+    ``1 / (1 − p)``. For checking the ops (they regenerate the mask and store none); computed on
+    the CPU."""
+    p = _check_dropout(p)
+    seed_t = _draw_seed(p, seed)
+    _, seed_u = _dropout_arg(p, seed_t)
+    raw = _dfgnn._dropout_keep(p, seed_u, graph.num_edges, int(heads))
+    csr = torch.tensor(list(raw), dtype=torch.bool).view(graph.num_edges, int(heads))
+    mask = torch.empty_like(csr)
+    mask[graph.edge_perm.cpu()] = csr
+    return mask.to(graph.device)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,7 +241,7 @@ def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | N
 
 
 # ---------------------------------------------------------------------------------------------
-# GAT (GATv2 joins here: an op over the same saved state, once the library has `GatV2`)
+# GAT
 
 
 def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, int]:
@@ -201,24 +252,38 @@ def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, in
 
 
 @torch.library.custom_op("dfgnn::gat_forward", mutates_args=())
-def _gat_forward(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _gat_forward(
+    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gat(h, el, er, graph)
     h, el, er = _ready("h", h), _ready("el", el), _ready("er", er)
     saved = _saved_like(h, graph.num_dst, heads, feat)
-    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved))
+    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _dropout_arg(dropout, seed), _ptrs(*saved))
     return saved
 
 
 @_gat_forward.register_fake
-def _(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     n, heads = el.shape
     return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2)
 
 
 @torch.library.custom_op("dfgnn::gat_backward", mutates_args=())
 def _gat_backward(
-    h: Tensor, el: Tensor, er: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, slope: float
+    h: Tensor,
+    el: Tensor,
+    er: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
 ) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gat(h, el, er, graph)
@@ -226,27 +291,41 @@ def _gat_backward(
     h, el, er, d_out = _ready("h", h), _ready("el", el), _ready("er", er), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     dh, d_el, d_er = _empty(h), _empty(el), _empty(er)
-    _call(graph, _dfgnn._gat_backward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved), d_out.data_ptr(), _ptrs(dh, d_el, d_er))
+    _call(
+        graph,
+        _dfgnn._gat_backward,
+        (heads, feat, slope),
+        _ptrs(h, el, er),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dh, d_el, d_er),
+    )
     return dh, d_el, d_er
 
 
 @_gat_backward.register_fake
-def _(h, el, er, out, lse, stats, d_out, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    h, el, er, out, lse, stats, d_out, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     return h.new_empty(h.shape), el.new_empty(el.shape), er.new_empty(er.shape)
 
 
 def _gat_setup(ctx, inputs, output) -> None:
-    h, el, er, graph_id, slope = inputs
+    h, el, er, graph_id, slope, dropout, seed = inputs
     out, lse, stats = output
-    ctx.save_for_backward(h, el, er, out, lse, stats)
-    ctx.graph_id, ctx.slope = graph_id, slope
+    # The backward regenerates the forward's mask from the same seed (saved, never redrawn).
+    ctx.save_for_backward(h, el, er, out, lse, stats, seed)
+    ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
     ctx.mark_non_differentiable(lse, stats)
 
 
 def _gat_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
-    h, el, er, out, lse, stats = ctx.saved_tensors
-    dh, d_el, d_er = _gat_backward(h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope)
-    return dh, d_el, d_er, None, None
+    h, el, er, out, lse, stats, seed = ctx.saved_tensors
+    dh, d_el, d_er = _gat_backward(
+        h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+    )
+    return dh, d_el, d_er, None, None, None, None
 
 
 _gat_forward.register_autograd(_gat_grad, setup_context=_gat_setup)
@@ -259,28 +338,44 @@ def gat_attention(
     graph: Graph,
     negative_slope: float = 0.2,
     return_attention_weights: bool = False,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
 ) -> Tensor | tuple[Tensor, Tensor]:
     """GAT attention: ``out_i = Σ_j softmax_j(LeakyReLU(el_i + er_j))·h_j`` over the edges
     ``j → i`` of ``graph``, per head.
 
     ``h`` is ``[num_src, H, F]`` (the projected source features), ``el`` ``[num_dst, H]`` and ``er``
     ``[num_src, H]`` the destination and source scores (PyG's ``alpha_dst`` and ``alpha_src``:
-    ``(x·att).sum(-1)``), float32 on the graph's device. Differentiable in all three. With
-    ``return_attention_weights``, also returns α ``[E, H]`` in the order of ``graph.edge_index``
-    (:func:`attention_weights`; not differentiable).
+    ``(x·att).sum(-1)``), float32 on the graph's device. Differentiable in all three.
+
+    ``dropout`` is attention dropout (PyG's ``GATConv(dropout=…)`` in training): each edge's
+    weight of each head is dropped with that probability and the kept ones scaled by
+    ``1 / (1 − dropout)``, after the softmax. The mask comes from ``seed`` (an int or a one-element
+    int64 CPU tensor; by default drawn from torch's CPU generator on every call, so runs under
+    ``torch.manual_seed`` repeat); the backward regenerates it (:func:`dropout_mask` gives it).
+    Pass ``dropout=0`` outside training.
+
+    With ``return_attention_weights``, also returns α ``[E, H]`` in the order of
+    ``graph.edge_index`` (:func:`attention_weights`, with the dropout mask applied as PyG's; not
+    differentiable).
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
-    _check_gat(h, el, er, graph)
+    heads, _ = _check_gat(h, el, er, graph)
     slope = float(negative_slope)
     if not math.isfinite(slope):
         raise ValueError(f"negative_slope must be finite, not {slope}")
-    out, lse, _ = _gat_forward(h, el, er, graph.id, slope)
+    p = _check_dropout(dropout)
+    seed_t = _draw_seed(p, seed)
+    out, lse, _ = _gat_forward(h, el, er, graph.id, slope, p, seed_t)
     if not return_attention_weights:
         return out
     src, dst = graph.edge_index[0], graph.edge_index[1]
     scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
-    return out, attention_weights(scores, lse, graph)
+    alpha = attention_weights(scores, lse, graph)
+    if seed_t is not None:
+        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
+    return out, alpha
 
 
 def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use dfgnn::external::{self, Call, External, Saved};
+use dfgnn::external::{self, Call, Dropout, External, Saved};
 use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, Workspace};
 use dfgnn_graphs::Csr;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
@@ -329,7 +329,8 @@ fn _gt_backward(
 }
 
 /// GAT forward from node scores `el` (`[N_dst, H]`) and `er` (`[N_src, H]`) over `h`
-/// (`[N_src, H, F]`), into `out`, `lse`, `stats` (as `_gt_forward`).
+/// (`[N_src, H, F]`), with attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as
+/// `_gt_forward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_forward(
@@ -341,19 +342,22 @@ fn _gat_forward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (h, el, er) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gat(graph, heads, feat, slope)?;
     let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
     let (h, el, er) = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
     let out = saved(out, dst, heads, feat);
     // SAFETY: as in `_gt_forward`.
-    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, out) }).map_err(to_py)
+    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, dropout, out) }).map_err(to_py)
 }
 
-/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state (as `_gt_backward`).
+/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state and dropout (as
+/// `_gt_backward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_backward(
@@ -365,11 +369,13 @@ fn _gat_backward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
     d_out: usize,
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((h, el, er), (dh, d_el, d_er)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gat(graph, heads, feat, slope)?;
     let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
@@ -378,7 +384,7 @@ fn _gat_backward(
     let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
     let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
     // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, out, d_out, grads) })
+    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, dropout, out, d_out, grads) })
         .map_err(to_py)
 }
 
@@ -428,6 +434,24 @@ fn _agnn_backward(
     py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), h, beta, d_out, dh) }).map_err(to_py)
 }
 
+/// The kernels' attention-dropout mask of `num_edges` CSR edges × `heads` heads under
+/// probability `p` and `seed`, edge-major, one byte each (1 kept, 0 dropped): what the tests'
+/// references multiply by (the kernels regenerate it; nothing stores it).
+#[pyfunction]
+fn _dropout_keep(py: Python<'_>, p: f32, seed: u64, num_edges: u64, heads: u32) -> PyResult<Vec<u8>> {
+    let dropout = Dropout { p, seed };
+    py.detach(|| {
+        let mut mask = Vec::with_capacity(num_edges as usize * heads as usize);
+        for edge in 0..num_edges {
+            for head in 0..heads {
+                mask.push(u8::from(external::dropout_keep(dropout, edge, head)?));
+            }
+        }
+        Ok(mask)
+    })
+    .map_err(to_py)
+}
+
 /// The module: the prepared graph type and the op entry points.
 #[pymodule]
 fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -438,5 +462,6 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_dropout_keep, m)?)?;
     Ok(())
 }

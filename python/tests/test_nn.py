@@ -131,15 +131,55 @@ def test_gat_conv_attention_weights_match_pygs():
     assert_tolerance("alpha", alpha, naive_alpha.detach(), ref_alpha.detach())
 
 
-def test_gat_conv_falls_back_for_attention_dropout_in_training_only():
+def test_gat_conv_runs_attention_dropout_fused_in_training():
     edge_index = _graph(17, 10, 10, 30)
     x = torch.randn(10, 4)
     layer = dfgnn.nn.GATConv(4, 4, heads=2, dropout=0.6, fallback="error")
-    with pytest.raises(NotImplementedError, match="attention dropout"):
-        layer.train()(x, edge_index)
-    assert layer.eval()(x, edge_index).shape == (10, 8)
+    torch.manual_seed(1)
+    first = layer.train()(x, edge_index)
+    torch.manual_seed(1)
+    assert torch.equal(first, layer(x, edge_index)), "reproducible under torch.manual_seed"
+    assert not torch.equal(first, layer(x, edge_index)), "a new mask per call"
+    base = pyg.GATConv(4, 4, heads=2, dropout=0.6).eval()
+    base.load_state_dict(layer.state_dict())
+    assert torch.allclose(layer.eval()(x, edge_index), base(x, edge_index), atol=1e-5), "no dropout in eval"
     with pytest.raises(NotImplementedError, match="edge features"):
         dfgnn.nn.GATConv(4, 4, edge_dim=3, fallback="error").eval()(x, edge_index, torch.randn(30, 3))
+
+
+def test_gat_conv_dropout_matches_pyg_with_the_same_mask(monkeypatch):
+    """PyG's GATConv in f64 with its attention dropout replaced by dfgnn's mask, against dfgnn's
+    layer in training: the output and every gradient."""
+    edge_index = torch.cat([_graph(20, 25, 25, 100), torch.tensor([[3, 3], [3, 3]])], 1)
+    x = torch.randn(25, 6, generator=torch.Generator().manual_seed(21))
+    p, heads = 0.4, 3
+    fused = dfgnn.nn.GATConv(6, 5, heads=heads, dropout=p, fallback="error").train()
+    base = pyg.GATConv(6, 5, heads=heads, dropout=p)
+    base.load_state_dict(fused.state_dict())
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=25, add_self_loops=True)
+    torch.manual_seed(2)
+    seed = torch.randint(0, 2**63 - 1, (), dtype=torch.int64)
+    factors = dfgnn.ops.dropout_mask(graph, p, seed, heads).double() / (1 - p)
+
+    def masked_dropout(alpha, p=0.5, training=True, **_):
+        return alpha * factors.to(alpha.dtype) if training and p > 0 else alpha
+
+    results = {}
+    for kind, layer, dtype in (("ref", copy.deepcopy(base).double(), torch.float64), ("naive", base, torch.float32), ("fused", fused, torch.float32)):
+        layer.train()
+        xs = x.to(dtype).clone().requires_grad_()
+        torch.manual_seed(2)
+        if kind == "fused":
+            out = layer(xs, edge_index)
+        else:
+            with monkeypatch.context() as patch:  # PyG's GATConv calls F.dropout on α
+                patch.setattr(torch.nn.functional, "dropout", masked_dropout)
+                out = layer(xs, edge_index)
+        out.backward(torch.ones_like(out))
+        grads = {f"d{n}": q.grad for n, q in layer.named_parameters()}
+        results[kind] = {"out": out.detach(), "dx": xs.grad, **grads}
+    for name, reference in results["ref"].items():
+        assert_tolerance(name, results["fused"][name], results["naive"][name], reference)
 
 
 @pytest.mark.parametrize("requires_grad", [True, False])
