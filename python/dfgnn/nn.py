@@ -16,9 +16,9 @@ from torch_geometric.nn import MessagePassing
 from torch_geometric.nn import conv as pyg
 
 from .graph import Graph
-from .ops import agnn_attention, gat_attention, gt_attention
+from .ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
 
-__all__ = ["TransformerConv", "GATConv", "AGNNConv", "convert"]
+__all__ = ["TransformerConv", "GATConv", "GATv2Conv", "AGNNConv", "convert"]
 
 _FALLBACKS = ("warn", "error", "silent")
 
@@ -29,6 +29,12 @@ def _generic_propagate(self, edge_index, size=None, **kwargs):
     a ``propagate`` in the class's own namespace keeps PyG from compiling one that takes the wrong
     arguments."""
     return MessagePassing.propagate(self, edge_index, size=size, **kwargs)
+
+
+def _generic_edge_updater(self, edge_index, size=None, **kwargs):
+    """PyG's generic ``edge_updater``, for the fallback path of the GAT layers (PyG compiles one
+    per class from the class's ``forward``, as it does ``propagate``)."""
+    return MessagePassing.edge_updater(self, edge_index, size=size, **kwargs)
 
 
 class _Fused:
@@ -116,6 +122,7 @@ class GATConv(_Fused, pyg.GATConv):
     """
 
     propagate = _generic_propagate
+    edge_updater = _generic_edge_updater
 
     def __init__(self, *args, fallback: str = "warn", **kwargs):
         super().__init__(*args, **kwargs)
@@ -165,6 +172,62 @@ class GATConv(_Fused, pyg.GATConv):
         return out
 
 
+class GATv2Conv(_Fused, pyg.GATv2Conv):
+    """PyG's :class:`~torch_geometric.nn.conv.GATv2Conv` with dfgnn's GATv2 attention.
+
+    Served: heads, concat, negative slope, self loops (removed and re-added, as PyG does), bias,
+    residual, shared or separate weights, bipartite inputs (without self loops), attention
+    dropout in training (fused; dfgnn's mask, seeded from torch's CPU generator on every call,
+    not PyG's bits), ``return_attention_weights`` (α in the order of the edges with their loops,
+    as PyG's, dropped as PyG's; not differentiable). PyG's path: ``edge_dim``, a pair without
+    destination features, sparse adjacencies.
+    """
+
+    propagate = _generic_propagate
+    edge_updater = _generic_edge_updater
+
+    def __init__(self, *args, fallback: str = "warn", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_fallback(fallback)
+
+    def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
+        pair = not isinstance(x, Tensor)
+        x_src, x_dst = x if pair else (x, x)
+        extra = []
+        if self.lin_edge is not None or edge_attr is not None:
+            extra.append("edge features (edge_dim)")
+        if x_dst is None:
+            extra.append("a pair without destination features")
+        elif pair and self.add_self_loops and x_src.size(0) != x_dst.size(0):
+            extra.append("self loops on a bipartite graph")
+        reasons = self._unserved(x_src, edge_index, extra)
+        if x_dst is not None:
+            reasons += self._unserved(x_dst, edge_index, [])
+        if reasons:
+            self._fall_back(sorted(set(reasons)))
+            return super().forward(x, edge_index, edge_attr, return_attention_weights)
+        H, C = self.heads, self.out_channels
+        res = self.res(x_dst) if self.res is not None else None
+        x_l = self.lin_l(x_src).view(-1, H, C)
+        x_r = x_l if self.share_weights and not pair else self.lin_r(x_dst).view(-1, H, C)
+        graph = Graph.from_edge_index(
+            edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
+        )
+        weights = bool(return_attention_weights)
+        p = self.dropout if self.training else 0.0
+        a = self.att.reshape(H, C)
+        result = gatv2_attention(x_l, x_r, a, graph, self.negative_slope, dropout=p, return_attention_weights=weights)
+        out, alpha = result if weights else (result, None)
+        out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+        if res is not None:
+            out = out + res
+        if self.bias is not None:
+            out = out + self.bias
+        if weights:
+            return out, (graph.edge_index, alpha)
+        return out
+
+
 class AGNNConv(_Fused, pyg.AGNNConv):
     """PyG's :class:`~torch_geometric.nn.conv.AGNNConv` with dfgnn's AGNN attention (β learnt or
     fixed, self loops added or not). PyG's path: sparse adjacencies."""
@@ -184,12 +247,11 @@ class AGNNConv(_Fused, pyg.AGNNConv):
         return agnn_attention(x, graph, self.beta)
 
 
-#: PyG's layer → dfgnn's. GATv2Conv joins when the library's GATv2 kernels do: a
-#: ``dfgnn.ops.gatv2_attention`` over the same saved state as ``gat_attention``, and a layer shaped
-#: as :class:`GATConv`.
+#: PyG's layer → dfgnn's.
 _REPLACEMENTS: dict[type, type] = {
     pyg.TransformerConv: TransformerConv,
     pyg.GATConv: GATConv,
+    pyg.GATv2Conv: GATv2Conv,
     pyg.AGNNConv: AGNNConv,
 }
 

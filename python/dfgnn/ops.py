@@ -9,8 +9,9 @@ On CUDA an op queues its kernels on ``torch.cuda.current_stream(device)`` (read 
 the tensors' device and returns without waiting; its outputs and its workspace are ``torch.empty``
 tensors on that stream, so torch's caching allocator owns all memory. The first call of an op
 and shape on a graph plans it and measures its workspace (make that call before capturing a CUDA
-graph; captured replays then equal eager runs). GT's and GAT's forwards save the per-row softmax
-state (``lse``, ``stats``) for their backwards, which do not run the forward again.
+graph; captured replays then equal eager runs). GT's, GAT's and GATv2's forwards save the per-row
+softmax state (``lse``, ``stats``) for their backwards, which do not run the forward again; GAT's
+and GATv2's attention dropout saves only its seed (the backward regenerates the mask).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .graph import Graph, _check_device, _lookup
 #: Bytes a tensor's data must be aligned to: the kernels load 16-byte vectors.
 ALIGNMENT = 16
 
-__all__ = ["gt_attention", "gat_attention", "agnn_attention", "attention_weights", "dropout_mask"]
+__all__ = ["gt_attention", "gat_attention", "gatv2_attention", "agnn_attention", "attention_weights", "dropout_mask"]
 
 
 def _check_features(name: str, x: Tensor, nodes: int, graph: Graph) -> tuple[int, int]:
@@ -388,6 +389,145 @@ def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:
         raise ValueError(f"lse must be [{graph.num_dst}, {scores.shape[1]}], not {list(lse.shape)}")
     with torch.no_grad():
         return torch.exp(scores.detach() - lse.detach()[graph.edge_index[1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# GATv2
+
+
+def _check_gatv2(xl: Tensor, xr: Tensor, a: Tensor, graph: Graph) -> tuple[int, int]:
+    heads, feat = _check_features("xl", xl, graph.num_src, graph)
+    if _check_features("xr", xr, graph.num_dst, graph) != (heads, feat):
+        raise ValueError(f"xr has {list(xr.shape[1:])} heads × features, xl has {[heads, feat]}")
+    if not isinstance(a, Tensor):
+        raise TypeError(f"a must be a torch.Tensor, not {type(a).__name__}")
+    _check_device(a, "a")
+    if a.device != graph.device:
+        raise ValueError(f"a is on {a.device}, the graph on {graph.device}")
+    if a.dtype != torch.float32:
+        raise TypeError(f"a is {a.dtype}: dfgnn's kernels take float32 (cast with .float())")
+    if list(a.shape) != [heads, feat]:
+        raise ValueError(f"a must be [{heads}, {feat}] (heads × features), not {list(a.shape)}")
+    return heads, feat
+
+
+@torch.library.custom_op("dfgnn::gatv2_forward", mutates_args=())
+def _gatv2_forward(
+    xl: Tensor, xr: Tensor, a: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gatv2(xl, xr, a, graph)
+    xl, xr, a = _ready("xl", xl), _ready("xr", xr), _ready("a", a)
+    saved = _saved_like(xl, graph.num_dst, heads, feat)
+    _call(graph, _dfgnn._gatv2_forward, (heads, feat, slope), _ptrs(xl, xr, a), _dropout_arg(dropout, seed), _ptrs(*saved))
+    return saved
+
+
+@_gatv2_forward.register_fake
+def _(
+    xl: Tensor, xr: Tensor, a: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    n, heads, feat = xr.shape
+    return xr.new_empty(n, heads, feat), xr.new_empty(n, heads), xr.new_empty(n, heads, 2)
+
+
+@torch.library.custom_op("dfgnn::gatv2_backward", mutates_args=())
+def _gatv2_backward(
+    xl: Tensor,
+    xr: Tensor,
+    a: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gatv2(xl, xr, a, graph)
+    _check_features("d_out", d_out, graph.num_dst, graph)
+    xl, xr, a, d_out = _ready("xl", xl), _ready("xr", xr), _ready("a", a), _ready("d_out", d_out)
+    saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
+    dxl, dxr, da = _empty(xl), _empty(xr), _empty(a)
+    _call(
+        graph,
+        _dfgnn._gatv2_backward,
+        (heads, feat, slope),
+        _ptrs(xl, xr, a),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dxl, dxr, da),
+    )
+    return dxl, dxr, da
+
+
+@_gatv2_backward.register_fake
+def _(
+    xl, xr, a, out, lse, stats, d_out, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    return xl.new_empty(xl.shape), xr.new_empty(xr.shape), a.new_empty(a.shape)
+
+
+def _gatv2_setup(ctx, inputs, output) -> None:
+    xl, xr, a, graph_id, slope, dropout, seed = inputs
+    out, lse, stats = output
+    ctx.save_for_backward(xl, xr, a, out, lse, stats, seed)
+    ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
+    ctx.mark_non_differentiable(lse, stats)
+
+
+def _gatv2_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
+    xl, xr, a, out, lse, stats, seed = ctx.saved_tensors
+    dxl, dxr, da = _gatv2_backward(
+        xl, xr, a, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+    )
+    return dxl, dxr, da, None, None, None, None
+
+
+_gatv2_forward.register_autograd(_gatv2_grad, setup_context=_gatv2_setup)
+
+
+def gatv2_attention(
+    xl: Tensor,
+    xr: Tensor,
+    a: Tensor,
+    graph: Graph,
+    negative_slope: float = 0.2,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
+    return_attention_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """GATv2 attention (PyG's ``GATv2Conv``): ``out_i = Σ_j softmax_j(⟨a, LeakyReLU(xl_j + xr_i)⟩)·xl_j``
+    over the edges ``j → i`` of ``graph``, per head.
+
+    ``xl`` is ``[num_src, H, F]`` (the sources' transform, scored and aggregated), ``xr``
+    ``[num_dst, H, F]`` (the destinations'), ``a`` ``[H, F]`` (PyG's ``att`` without its leading
+    1), float32 on the graph's device. Differentiable in all three. ``dropout`` and ``seed`` as in
+    :func:`gat_attention`. With ``return_attention_weights``, also returns α ``[E, H]`` in the
+    order of ``graph.edge_index`` (dropped as PyG's; not differentiable).
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
+    heads, _ = _check_gatv2(xl, xr, a, graph)
+    slope = float(negative_slope)
+    if not math.isfinite(slope):
+        raise ValueError(f"negative_slope must be finite, not {slope}")
+    p = _check_dropout(dropout)
+    seed_t = _draw_seed(p, seed)
+    out, lse, _ = _gatv2_forward(xl, xr, a, graph.id, slope, p, seed_t)
+    if not return_attention_weights:
+        return out
+    src, dst = graph.edge_index[0], graph.edge_index[1]
+    with torch.no_grad():
+        z = torch.nn.functional.leaky_relu(xl.detach()[src] + xr.detach()[dst], slope)
+        scores = (z * a.detach()).sum(-1)
+    alpha = attention_weights(scores, lse, graph)
+    if seed_t is not None:
+        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
+    return out, alpha
 
 
 # ---------------------------------------------------------------------------------------------

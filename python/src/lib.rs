@@ -19,7 +19,9 @@ use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use dfgnn::external::{self, Call, Dropout, External, Saved};
-use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, Workspace};
+use dfgnn::{
+    Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, Workspace,
+};
 use dfgnn_graphs::Csr;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -62,10 +64,12 @@ fn to_py(e: dfgnn::Error) -> PyErr {
 enum Op {
     Gt(Gt<'static, 'static>),
     Gat(Gat<'static, 'static>),
+    GatV2(GatV2<'static, 'static>),
     Agnn(Agnn<'static, 'static>),
 }
 
-/// Which op, heads, features, and its parameter's bits (GT's scale, GAT's slope; 0 for AGNN).
+/// Which op, heads, features, and its parameter's bits (GT's scale, GAT's and GATv2's slope; 0
+/// for AGNN).
 type OpKey = (&'static str, u32, u32, u32);
 
 /// A graph prepared on a backend: CSR by destination, its CSC, statistics, and its planned ops.
@@ -266,6 +270,13 @@ fn gat(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc
     })
 }
 
+/// The GATv2 op of this shape and slope.
+fn gatv2(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc<Op>> {
+    graph.op(("gatv2", heads, feat, slope.to_bits()), |g| {
+        GatV2::new(g, &GatV2Config { slope, ..GatV2Config::new(heads, feat) }).map(Op::GatV2)
+    })
+}
+
 /// The AGNN op of this shape.
 fn agnn(graph: &PreparedGraph, heads: u32, feat: u32) -> PyResult<Arc<Op>> {
     graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))
@@ -388,6 +399,68 @@ fn _gat_backward(
         .map_err(to_py)
 }
 
+/// GATv2 forward over `xl` (`[N_src, H, F]`), `xr` (`[N_dst, H, F]`) and `a` (`[H, F]`), with
+/// attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as `_gt_forward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gatv2_forward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+) -> PyResult<usize> {
+    let (xl, xr, a) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gatv2(graph, heads, feat, slope)?;
+    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
+    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    let (inputs, out) = ((f(xl, src), f(xr, dst), f(a, 1)), saved(out, dst, heads, feat));
+    // SAFETY: as in `_gt_forward`.
+    py.detach(|| unsafe { external::gatv2_forward(gatv2, call(stream, workspace), inputs, dropout, out) })
+        .map_err(to_py)
+}
+
+/// GATv2 backward into `dxl`, `dxr`, `da` from the forward's saved state and dropout (as
+/// `_gt_backward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gatv2_backward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+    d_out: usize,
+    grads: (usize, usize, usize),
+) -> PyResult<usize> {
+    let ((xl, xr, a), (dxl, dxr, da)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gatv2(graph, heads, feat, slope)?;
+    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
+    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    let inputs = (f(xl, src), f(xr, dst), f(a, 1));
+    let grads = (f(dxl, src), f(dxr, dst), f(da, 1));
+    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
+    // SAFETY: as in `_gt_backward`.
+    py.detach(|| unsafe {
+        external::gatv2_backward(gatv2, call(stream, workspace), inputs, dropout, out, d_out, grads)
+    })
+    .map_err(to_py)
+}
+
 /// AGNN forward into `out` (as `_gt_forward`; the graph must be square).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -460,6 +533,8 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gt_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gatv2_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gatv2_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_dropout_keep, m)?)?;

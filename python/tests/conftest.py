@@ -41,6 +41,13 @@ def gat_reference(h, el, er, edge_index, num_dst, slope, factors=None):
     return softmax_aggregate(s, h, edge_index, num_dst, factors)
 
 
+def gatv2_reference(xl, xr, a, edge_index, num_dst, slope, factors=None):
+    """Edge-wise GATv2 attention in plain torch: (out, α in edge order), ``a`` ``[H, F]``."""
+    src, dst = edge_index[0], edge_index[1]
+    s = (torch.nn.functional.leaky_relu(xl[src] + xr[dst], slope) * a).sum(-1)
+    return softmax_aggregate(s, xl, edge_index, num_dst, factors)
+
+
 def dropout_factors(graph, p, seed, heads, dtype):
     """The ``[E, H]`` factors of the kernels' dropout mask (``dfgnn.ops.dropout_mask``)."""
     import dfgnn.ops

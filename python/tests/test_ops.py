@@ -8,10 +8,17 @@ import sys
 
 import pytest
 import torch
-from conftest import agnn_reference, assert_tolerance, dropout_factors, gat_reference, gt_reference
+from conftest import (
+    agnn_reference,
+    assert_tolerance,
+    dropout_factors,
+    gat_reference,
+    gatv2_reference,
+    gt_reference,
+)
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
 
 
 def _inputs(seed, shape, *sizes):
@@ -99,6 +106,47 @@ def test_gat_dropout_matches_the_f64_reference_with_the_same_mask(graph_case, sh
         results[kind] = (out.detach(), alpha.detach(), h.grad, el.grad, er.grad)
     for i, what in enumerate(("out", "alpha", "dh", "d_el", "d_er")):
         assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_gatv2_forward_backward_and_weights_match_the_f64_reference(graph_case, shape, p):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads, seed = shape[0], 99 + heads_seed(shape)
+    xl64, xr64 = _inputs(41, shape, num_src, num_dst)
+    a64 = torch.randn(*shape, generator=torch.Generator().manual_seed(42), dtype=torch.float64)
+    d_out = _inputs(43, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        xl, xr, a = (x.to(dtype).detach().clone().requires_grad_() for x in (xl64, xr64, a64))
+        if kind == "fused":
+            out, alpha = gatv2_attention(xl, xr, a, graph, 0.2, dropout=p, seed=seed, return_attention_weights=True)
+        else:
+            factors = dropout_factors(graph, p, seed, heads, dtype) if p > 0 else None
+            out, alpha = gatv2_reference(xl, xr, a, edge_index, num_dst, 0.2, factors)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), alpha.detach(), xl.grad, xr.grad, a.grad)
+    for i, what in enumerate(("out", "alpha", "dxl", "dxr", "da")):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gatv2_checks_its_shapes_and_draws_its_seeds_from_torch():
+    graph = dfgnn.Graph.from_edge_index(_random_edges_for_workspace(), num_nodes=30)
+    xl, xr, a = torch.randn(30, 2, 4), torch.randn(30, 2, 4), torch.randn(2, 4)
+    with pytest.raises(ValueError, match=r"a must be \[2, 4\]"):
+        gatv2_attention(xl, xr, torch.randn(1, 2, 4), graph)
+    with pytest.raises(ValueError, match="xr has"):
+        gatv2_attention(xl, torch.randn(30, 2, 5), a, graph)
+    with pytest.raises(TypeError, match="float32"):
+        gatv2_attention(xl, xr, a.double(), graph)
+    with pytest.raises(ValueError, match="dropout"):
+        gatv2_attention(xl, xr, a, graph, dropout=1.0)
+    torch.manual_seed(4)
+    first, second = gatv2_attention(xl, xr, a, graph, dropout=0.5), gatv2_attention(xl, xr, a, graph, dropout=0.5)
+    torch.manual_seed(4)
+    assert torch.equal(first, gatv2_attention(xl, xr, a, graph, dropout=0.5))
+    assert not torch.equal(first, second)
+    assert torch.equal(gatv2_attention(xl, xr, a, graph), gatv2_attention(xl, xr, a, graph, dropout=0.0, seed=3))
 
 
 def heads_seed(shape):
@@ -290,6 +338,9 @@ def test_the_ops_pass_opcheck():
     torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.0, None))
     seed = torch.tensor(11, dtype=torch.int64)
     torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.4, seed))
+    xl, xr, a = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
+    torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.0, None))
+    torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.4, seed))
 
 
 def test_torch_compile_fullgraph_matches_eager():
@@ -300,7 +351,8 @@ def test_torch_compile_fullgraph_matches_eager():
         loss = gt_attention(q, k, v, graph).sum() + agnn_attention(h, graph, beta).square().sum()
         loss = loss + gat_attention(q, el, er, graph).square().sum()
         # Attention dropout with its seed drawn from torch's generator inside the compiled step.
-        return loss + gat_attention(v, el, er, graph, dropout=0.5).square().sum()
+        loss = loss + gat_attention(v, el, er, graph, dropout=0.5).square().sum()
+        return loss + gatv2_attention(q, k, q[0], graph, dropout=0.3).square().sum()
 
     args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]
     args += [torch.randn(4, 5, requires_grad=True), torch.tensor([0.9], requires_grad=True)]
