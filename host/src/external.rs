@@ -14,7 +14,7 @@
 //! the forward's saved `out`, `lse` and `stats` ([`Gt::saved_forward`], [`Gat::saved_forward`],
 //! [`GatV2::saved_forward`]); AGNN's runs its forward again, and reads its β gradient back to
 //! the host (a wait on the stream). GAT's and GATv2's calls take their attention [`Dropout`]
-//! (a backward its forward's: the mask is regenerated, never stored).
+//! (a backward its forward's: the mask is regenerated, never stored), and so do GT's.
 
 use dfgnn_device::abi::DropoutParams;
 use dfgnn_device::kernels::common::dropout as mask;
@@ -151,8 +151,8 @@ unsafe fn restore(backend: &Backend, saved: Saved) -> Result<(Buffer<f32>, Buffe
     unsafe { Ok((borrow(backend, saved.out)?, borrow(backend, saved.lse)?, borrow(backend, saved.stats)?)) }
 }
 
-/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` and its saved state, written into
-/// `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
+/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` with attention `dropout` and its
+/// saved state, written into `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
 /// the workspace bytes the call took.
 ///
 /// # Safety
@@ -166,6 +166,7 @@ pub unsafe fn gt_forward(
     q: External,
     k: External,
     v: External,
+    dropout: Dropout,
     saved: Saved,
 ) -> Result<usize> {
     let backend = gt.graph().backend();
@@ -173,13 +174,13 @@ pub unsafe fn gt_forward(
     unsafe {
         run(backend, call, || {
             let (q, k, v) = (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?);
-            let fwd = gt.forward(&q, &k, &v)?;
+            let fwd = gt.forward_with(&q, &k, &v, dropout.params()?)?;
             save(backend, "gt forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
         })
     }
 }
 
-/// GT's backward from the forward's saved state: the gradients of `Σ d_out ⊙ out` with respect to
+/// GT's backward from the forward's saved state and `dropout`: the gradients of `Σ d_out ⊙ out` with respect to
 /// `q`, `k` and `v`, written into `dq` (`[N_dst, H, F]`), `dk` and `dv` (`[N_src, H, F]`).
 ///
 /// # Safety
@@ -189,6 +190,7 @@ pub unsafe fn gt_backward(
     gt: &Gt<'_, '_>,
     call: Call,
     (q, k, v): (External, External, External),
+    dropout: Dropout,
     saved: Saved,
     d_out: External,
     (dq, dk, dv): (External, External, External),
@@ -200,7 +202,7 @@ pub unsafe fn gt_backward(
             let (q, k, v, d_out) =
                 (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
-            let fwd = gt.saved_forward(&q, &k, &v, out, lse, stats)?;
+            let fwd = gt.saved_forward_with(&q, &k, &v, (out, lse, stats), dropout.params()?)?;
             let grads = gt.backward(&fwd, &d_out)?;
             write(backend, "gt backward", "dq", &grads.dq, dq)?;
             write(backend, "gt backward", "dk", &grads.dk, dk)?;
@@ -448,14 +450,17 @@ mod tests {
         let (out, lse, stats) = (Aligned::nan(4 * 8), Aligned::nan(4 * 2), Aligned::nan(4 * 4));
         let (q_, k_, v_) = (q.external(), k.external(), v.external());
         // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-        in_workspace(&backend, |call| unsafe { gt_forward(&gt, call, q_, k_, v_, saved(&out, &lse, &stats)) }).unwrap();
+        in_workspace(&backend, |call| unsafe {
+            gt_forward(&gt, call, q_, k_, v_, Dropout::OFF, saved(&out, &lse, &stats))
+        })
+        .unwrap();
         assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
         assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
         let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
         let grads_out = (dq.external(), dk.external(), dv.external());
         // SAFETY: as above.
         in_workspace(&backend, |call| unsafe {
-            gt_backward(&gt, call, (q_, k_, v_), saved(&out, &lse, &stats), d.external(), grads_out)
+            gt_backward(&gt, call, (q_, k_, v_), Dropout::OFF, saved(&out, &lse, &stats), d.external(), grads_out)
         })
         .unwrap();
         assert_eq!(dq.slice(), backend.download(&grads.dq).unwrap());
@@ -555,33 +560,40 @@ mod tests {
         let (out2, out3) = (Aligned::new(2 * 4, |_| 0.0), Aligned::new(3 * 4, |_| 0.0));
         let own = Call { stream: None, workspace: Workspace::Own };
         // SAFETY: every view lies within a live buffer; the outputs are distinct from the inputs.
-        let err = unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out3, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out3, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "out", expected: 8, got: 12, .. }), "{err}");
         // SAFETY: as above.
-        let err = unsafe { gt_forward(&gt, own, rows3, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, own, rows3, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "q", .. }), "{err}");
         let misaligned = External { addr: x.external().addr + 4, len: 3 * 4 };
         // SAFETY: as above (the misaligned view is refused before any use).
-        let err = unsafe { gt_forward(&gt, own, rows2, misaligned, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err = unsafe { gt_forward(&gt, own, rows2, misaligned, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+            .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("aligned")), "{err}");
         let bad_workspace =
             Call { stream: None, workspace: Workspace::Borrowed { addr: x.external().addr + 4, len: 64 } };
         // SAFETY: as above.
         let err =
-            unsafe { gt_forward(&gt, bad_workspace, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+            unsafe { gt_forward(&gt, bad_workspace, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+                .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("workspace")), "{err}");
         let cuda_stream = Call { stream: Some(1), workspace: Workspace::Own };
         // SAFETY: as above (the stream is refused before any use).
-        let err = unsafe { gt_forward(&gt, cuda_stream, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, cuda_stream, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+                .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("stream")), "{err}");
         // SAFETY: no stream, no workspace; the inner call as above.
         let nested = unsafe {
-            backend
-                .within(None, Workspace::Own, || gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)))
+            backend.within(None, Workspace::Own, || {
+                gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats))
+            })
         };
         assert!(matches!(nested, Err(Error::Unsupported { ref what }) if what.contains("inside")), "{nested:?}");
         // SAFETY: as above.
-        unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap();
+        unsafe { gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }.unwrap();
         assert!(out2.slice().iter().all(|x| x.is_finite()));
     }
 }

@@ -202,11 +202,16 @@ impl<'g, 'b> Fused<'g, 'b> {
         Ok(Self { graph, plan, forward, groups, backward_rows, backward_cols })
     }
 
-    /// Refuses attention dropout on a path without the fused passes (the baselines have no mask).
+    /// Refuses attention dropout on a path without the fused passes (the baselines have no mask):
+    /// the baseline schedules, and the backward of a shape whose fused variant has none.
     pub(crate) fn check_baseline_dropout(&self, dropout: &DropoutParams) -> Result<()> {
         if dropout.threshold != 0 {
             return Err(Error::Unsupported {
-                what: format!("attention dropout on the {} schedule (the fused schedules only)", self.plan.schedule),
+                what: format!(
+                    "attention dropout on a baseline path of the {} schedule (dropout runs in the fused kernels \
+                     only: not on edge_parallel or unfused, nor in a backward wider than the fused ones hold)",
+                    self.plan.schedule
+                ),
             });
         }
         Ok(())

@@ -69,8 +69,9 @@ class _Fused:
 class TransformerConv(_Fused, pyg.TransformerConv):
     """PyG's :class:`~torch_geometric.nn.conv.TransformerConv` with dfgnn's GT attention.
 
-    Served: heads, concat, beta, root weight, bias, bipartite inputs. PyG's path: ``edge_dim``,
-    attention dropout in training, ``return_attention_weights``, sparse adjacencies.
+    Served: heads, concat, beta, root weight, bias, bipartite inputs, attention dropout in
+    training (fused; dfgnn's mask, seeded from torch's CPU generator on every call, not PyG's
+    bits). PyG's path: ``edge_dim``, ``return_attention_weights``, sparse adjacencies.
     """
 
     propagate = _generic_propagate
@@ -86,8 +87,6 @@ class TransformerConv(_Fused, pyg.TransformerConv):
             extra.append("edge features (edge_dim)")
         if return_attention_weights is not None:
             extra.append("return_attention_weights")
-        if self.training and self.dropout > 0:
-            extra.append("attention dropout in training")
         reasons = self._unserved(x_dst, edge_index, extra) + self._unserved(x_src, edge_index, [])
         if reasons:
             self._fall_back(sorted(set(reasons)))
@@ -97,7 +96,7 @@ class TransformerConv(_Fused, pyg.TransformerConv):
         query = self.lin_query(x_dst).view(-1, H, C)
         key = self.lin_key(x_src).view(-1, H, C)
         value = self.lin_value(x_src).view(-1, H, C)
-        out = gt_attention(query, key, value, graph)
+        out = gt_attention(query, key, value, graph, dropout=self.dropout if self.training else 0.0)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if self.root_weight:
             x_r = self.lin_skip(x_dst)

@@ -173,24 +173,38 @@ def _saved_like(x: Tensor, nodes: int, heads: int, feat: int) -> tuple[Tensor, T
 
 
 @torch.library.custom_op("dfgnn::gt_forward", mutates_args=())
-def _gt_forward(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _gt_forward(
+    q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gt(q, k, v, graph)
     q, k, v = _ready("q", q), _ready("k", k), _ready("v", v)
     saved = _saved_like(q, graph.num_dst, heads, feat)
-    _call(graph, _dfgnn._gt_forward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved))
+    _call(graph, _dfgnn._gt_forward, (heads, feat, scale), _ptrs(q, k, v), _dropout_arg(dropout, seed), _ptrs(*saved))
     return saved
 
 
 @_gt_forward.register_fake
-def _(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     n, h, f = q.shape
     return q.new_empty(n, h, f), q.new_empty(n, h), q.new_empty(n, h, 2)
 
 
 @torch.library.custom_op("dfgnn::gt_backward", mutates_args=())
 def _gt_backward(
-    q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, scale: float
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    scale: float,
+    dropout: float,
+    seed: Optional[Tensor],
 ) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gt(q, k, v, graph)
@@ -198,39 +212,59 @@ def _gt_backward(
     q, k, v, d_out = _ready("q", q), _ready("k", k), _ready("v", v), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     dq, dk, dv = _empty(q), _empty(k), _empty(v)
-    _call(graph, _dfgnn._gt_backward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved), d_out.data_ptr(), _ptrs(dq, dk, dv))
+    _call(
+        graph,
+        _dfgnn._gt_backward,
+        (heads, feat, scale),
+        _ptrs(q, k, v),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dq, dk, dv),
+    )
     return dq, dk, dv
 
 
 @_gt_backward.register_fake
-def _(q, k, v, out, lse, stats, d_out, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    q, k, v, out, lse, stats, d_out, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 def _gt_setup(ctx, inputs, output) -> None:
-    q, k, v, graph_id, scale = inputs
+    q, k, v, graph_id, scale, dropout, seed = inputs
     out, lse, stats = output
-    ctx.save_for_backward(q, k, v, out, lse, stats)
-    ctx.graph_id, ctx.scale = graph_id, scale
+    ctx.save_for_backward(q, k, v, out, lse, stats, seed)
+    ctx.graph_id, ctx.scale, ctx.dropout = graph_id, scale, dropout
     ctx.mark_non_differentiable(lse, stats)
 
 
 def _gt_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
-    q, k, v, out, lse, stats = ctx.saved_tensors
-    dq, dk, dv = _gt_backward(q, k, v, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.scale)
-    return dq, dk, dv, None, None
+    q, k, v, out, lse, stats, seed = ctx.saved_tensors
+    dq, dk, dv = _gt_backward(q, k, v, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.scale, ctx.dropout, seed)
+    return dq, dk, dv, None, None, None, None
 
 
 _gt_forward.register_autograd(_gt_grad, setup_context=_gt_setup)
 
 
-def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | None = None) -> Tensor:
+def gt_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    graph: Graph,
+    scale: float | None = None,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
+) -> Tensor:
     """Graph-transformer attention: ``out_i = Σ_j softmax_j(scale·q_i·k_j)·v_j`` over the edges
     ``j → i`` of ``graph``, per head.
 
     ``q`` is ``[num_dst, H, F]``, ``k`` and ``v`` are ``[num_src, H, F]``, float32, on the graph's
     device; ``scale`` defaults to ``1/√F``. A destination without edges gets zeros. Differentiable
-    in ``q``, ``k`` and ``v``.
+    in ``q``, ``k`` and ``v``. ``dropout`` and ``seed``: attention dropout as in
+    :func:`gat_attention` (PyG's ``TransformerConv(dropout=…)`` in training).
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
@@ -238,7 +272,8 @@ def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | N
     scale = 1.0 / math.sqrt(feat) if scale is None else float(scale)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be finite, not {scale}")
-    return _gt_forward(q, k, v, graph.id, scale)[0]
+    p = _check_dropout(dropout)
+    return _gt_forward(q, k, v, graph.id, scale, p, _draw_seed(p, seed))[0]
 
 
 # ---------------------------------------------------------------------------------------------

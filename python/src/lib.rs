@@ -282,7 +282,7 @@ fn agnn(graph: &PreparedGraph, heads: u32, feat: u32) -> PyResult<Arc<Op>> {
     graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))
 }
 
-/// GT forward: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
+/// GT forward with attention dropout `(p, seed)`: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
 /// the graph's device). Returns the workspace bytes (all it does without a workspace).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -295,9 +295,11 @@ fn _gt_forward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (q, k, v) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gt(graph, heads, feat, scale)?;
     let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
     let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
@@ -307,7 +309,7 @@ fn _gt_forward(
     // shapes on the graph's device (checked there), kept alive across this call and the work it
     // queues (PyTorch's stream order); the outputs and the workspace are fresh `torch.empty`
     // tensors; `stream` is the device's current PyTorch stream.
-    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, out) }).map_err(to_py)
+    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, dropout, out) }).map_err(to_py)
 }
 
 /// GT backward into `dq`, `dk`, `dv` from the forward's saved state (as `_gt_forward`).
@@ -322,11 +324,13 @@ fn _gt_backward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
     d_out: usize,
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((q, k, v), (dq, dk, dv)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gt(graph, heads, feat, scale)?;
     let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
     let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
@@ -335,7 +339,7 @@ fn _gt_backward(
     let grads = (f(dq, dst), f(dk, src), f(dv, src));
     let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
     // SAFETY: as in `_gt_forward`; `dq`, `dk` and `dv` are three fresh `torch.empty` tensors.
-    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, out, d_out, grads) })
+    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, dropout, out, d_out, grads) })
         .map_err(to_py)
 }
 

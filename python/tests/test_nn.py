@@ -152,8 +152,8 @@ def test_gat_conv_runs_attention_dropout_fused_in_training():
         assert torch.equal(lenient(x, edge_index, edge_attr), reference(x, edge_index, edge_attr))
 
 
-@pytest.mark.parametrize("kind", ["GATConv", "GATv2Conv"])
-def test_gat_convs_dropout_matches_pyg_with_the_same_mask(monkeypatch, kind):
+@pytest.mark.parametrize("kind", ["GATConv", "GATv2Conv", "TransformerConv"])
+def test_attention_dropout_matches_pyg_with_the_same_mask(monkeypatch, kind):
     """PyG's layer in f64 with its attention dropout replaced by dfgnn's mask, against dfgnn's
     layer in training: the output and every gradient."""
     edge_index = torch.cat([_graph(20, 25, 25, 100), torch.tensor([[3, 3], [3, 3]])], 1)
@@ -162,7 +162,7 @@ def test_gat_convs_dropout_matches_pyg_with_the_same_mask(monkeypatch, kind):
     fused = getattr(dfgnn.nn, kind)(6, 5, heads=heads, dropout=p, fallback="error").train()
     base = getattr(pyg, kind)(6, 5, heads=heads, dropout=p)
     base.load_state_dict(fused.state_dict())
-    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=25, add_self_loops=True)
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=25, add_self_loops=kind != "TransformerConv")
     torch.manual_seed(2)
     seed = torch.randint(0, 2**63 - 1, (), dtype=torch.int64)
     factors = dfgnn.ops.dropout_mask(graph, p, seed, heads).double() / (1 - p)

@@ -15,6 +15,7 @@ from conftest import (
     gat_reference,
     gatv2_reference,
     gt_reference,
+    softmax_aggregate,
 )
 
 import dfgnn
@@ -39,6 +40,27 @@ def test_gt_forward_and_backward_match_the_f64_reference(graph_case, shape):
             out = gt_attention(q, k, v, graph)
         else:
             out = gt_reference(q, k, v, edge_index, num_dst, scale)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), q.grad, k.grad, v.grad)
+    for i, what in enumerate(("out", "dq", "dk", "dv")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gt_dropout_matches_the_f64_reference_with_the_same_mask(graph_case, shape):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    q64, k64, v64 = _inputs(27, shape, num_dst, num_src, num_src)
+    d_out = _inputs(28, shape, num_dst)[0]
+    scale, p, seed = 1 / math.sqrt(shape[1]), 0.35, 77 + shape[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        q, k, v = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64))
+        if kind == "fused":
+            out = gt_attention(q, k, v, graph, dropout=p, seed=seed)
+        else:
+            factors = dropout_factors(graph, p, seed, shape[0], dtype)
+            src, dst = edge_index[0], edge_index[1]
+            out = softmax_aggregate((q[dst] * k[src]).sum(-1) * scale, v, edge_index, num_dst, factors)[0]
         out.backward(d_out.to(dtype))
         results[kind] = (out.detach(), q.grad, k.grad, v.grad)
     for i, what in enumerate(("out", "dq", "dk", "dv")):
@@ -330,7 +352,8 @@ def test_the_ops_pass_opcheck():
     edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 3]])
     graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
     q, k, v = (torch.randn(4, 2, 4, requires_grad=True) for _ in range(3))
-    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5))
+    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5, 0.0, None))
+    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5, 0.3, torch.tensor(5)))
     h = torch.randn(4, 1, 5, requires_grad=True)
     beta = torch.tensor([1.3], requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.agnn_forward.default, (h, beta, graph.id))
@@ -352,6 +375,7 @@ def test_torch_compile_fullgraph_matches_eager():
         loss = loss + gat_attention(q, el, er, graph).square().sum()
         # Attention dropout with its seed drawn from torch's generator inside the compiled step.
         loss = loss + gat_attention(v, el, er, graph, dropout=0.5).square().sum()
+        loss = loss + gt_attention(q, k, v, graph, dropout=0.2).square().sum()
         return loss + gatv2_attention(q, k, q[0], graph, dropout=0.3).square().sum()
 
     args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]

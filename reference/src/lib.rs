@@ -78,7 +78,7 @@ pub use gatv2::{
     GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_backward_dropout, gatv2_edge_scores,
     gatv2_edge_scores_backward, gatv2_forward, gatv2_forward_dropout,
 };
-pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
+pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_backward_dropout, gt_forward, gt_forward_dropout};
 pub use ops::{
     SddmmGrads, SpmmGrads, alpha_from_lse, attention_delta, row_softmax, row_softmax_backward,
     row_softmax_backward_with_delta, sddmm_backward, sddmm_dot, spmm, spmm_backward,
