@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_passed, dropout_cases, graph};
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
 use dfgnn::{Backend, DeviceGraph, Error, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_reference::{
     Dims, Pattern, compare, compare_scalar, dropout_factors, gt_backward, gt_backward_dropout, gt_forward,
@@ -174,6 +174,7 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
     if !gt.plan().schedule.is_fused() {
         return assert_dropout_refused(gt.forward(&bq, &bk, &bv), &context);
     }
+    assert_packs(heads, feat, &options, gt.plan(), &context);
     let fwd = gt.forward(&bq, &bk, &bv).unwrap();
     let down = |b: &dfgnn::Buffer<f32>| backend.download(b).unwrap();
     let (out, lse, stats) = (down(&fwd.out), down(&fwd.lse), down(fwd.stats()));

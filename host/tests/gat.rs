@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_passed, dropout_cases, graph};
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
 use dfgnn::{Backend, DeviceGraph, Error, Gat, GatConfig, PlanOptions, Schedule};
 use dfgnn_reference::{
     Dims, Pattern, compare, dropout_factors, gat_backward, gat_backward_dropout, gat_backward_precomputed,
@@ -133,6 +133,7 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
     if !gat.plan().schedule.is_fused() {
         return assert_dropout_refused(gat.forward(&bh, &bh_dst, &ba_dst, &ba_src), &context);
     }
+    assert_packs(heads, feat, &options, gat.plan(), &context);
     let fwd = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
     let grads = gat.backward(&fwd, &bd).unwrap();
     let pat = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();

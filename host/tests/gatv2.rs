@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_passed, dropout_cases, graph};
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
 use dfgnn::Error;
 use dfgnn::{Backend, DeviceGraph, GatV2, GatV2Config, PlanOptions, Schedule};
 use dfgnn_reference::{
@@ -105,6 +105,7 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
     if !model.plan().schedule.is_fused() {
         return assert_dropout_refused(model.forward(&bxl, &bxr, &ba), &context);
     }
+    assert_packs(heads, feat, &options, model.plan(), &context);
     let fwd = model.forward(&bxl, &bxr, &ba).unwrap();
     let grads = model.backward(&fwd, &bd).unwrap();
     let pat = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();

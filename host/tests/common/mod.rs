@@ -3,7 +3,7 @@
 
 #![allow(dead_code, reason = "each test file uses its own subset")]
 
-use dfgnn::{Error, PlanOptions, Schedule};
+use dfgnn::{Error, Plan, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::Check;
 use rand::Rng;
@@ -67,8 +67,21 @@ pub fn dropout_cases(heads: u32) -> Vec<(PlanOptions, f32, u64)> {
     cases
 }
 
-/// The shapes dropout is checked at (odd H and F, one and several teams per warp).
+/// The shapes dropout is checked at (odd H and F, one and several teams per warp: at 1 × 7 the
+/// plans pack short rows, which [`assert_packs`] checks).
 pub const DROPOUT_SHAPES: [(u32, u32); 3] = [(1, 7), (3, 33), (4, 64)];
+
+/// Asserts that at 1 × 7 on the test graph a fused plan without split rows or groups packs rows
+/// in its forward and its backward row pass (so the dropout cases run the packed kernels).
+pub fn assert_packs(heads: u32, feat: u32, options: &PlanOptions, plan: &Plan, context: &str) {
+    if (heads, feat) != (1, 7) || options.schedule != Schedule::Auto || options.split_threshold.is_some() {
+        return;
+    }
+    for (pass, rows) in [("forward", &plan.forward), ("backward rows", &plan.backward_rows)] {
+        let packed = rows.as_ref().map_or(0, |p| p.rows.packed);
+        assert!(packed > 0, "{context}: the {pass} pass packs no row");
+    }
+}
 
 /// Probabilities outside `[0, 1)`, which `set_dropout` must refuse.
 pub const BAD_DROPOUT: [f32; 3] = [-0.1, 1.0, f32::NAN];
