@@ -149,7 +149,8 @@ def dropout_mask(graph: Graph, p: float, seed: Tensor | int, heads: int) -> Tens
     seed_t = _draw_seed(p, seed)
     _, seed_u = _dropout_arg(p, seed_t)
     raw = _dfgnn._dropout_keep(p, seed_u, graph.num_edges, int(heads))
-    csr = torch.tensor(list(raw), dtype=torch.bool).view(graph.num_edges, int(heads))
+    flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.zeros(0, dtype=torch.uint8)
+    csr = flat.to(torch.bool).view(graph.num_edges, int(heads))
     mask = torch.empty_like(csr)
     mask[graph.edge_perm.cpu()] = csr
     return mask.to(graph.device)
