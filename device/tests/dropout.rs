@@ -1,9 +1,12 @@
 //! The kernels' dropout mask (`kernels::common::dropout`) against the published Philox-4x32-10
 //! known answers (Random123's `kat_vectors`) and against the reference's independent
-//! implementation, over random seeds, edge ids (past 2^32 too), heads and probabilities.
+//! implementation, over random seeds, edge ids (past 2^32 too), heads and probabilities; and
+//! the models' dropout tables against their ordinary ones.
 
 use dfgnn_device::abi::DropoutParams;
+use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::common::dropout::{factor, keep, philox4x32_10};
+use dfgnn_device::kernels::{gat, gatv2, gt};
 use dfgnn_reference::{dropout_keep, dropout_threshold};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -52,4 +55,39 @@ fn no_dropout_keeps_every_weight_as_it_is() {
         assert_eq!(factor::<true>(&DropoutParams::OFF, edge, (edge % 5) as u32), 1.0);
         assert_eq!(factor::<false>(&DropoutParams { seed: 1, threshold: u32::MAX, scale: 2.0 }, edge, 0), 1.0);
     }
+}
+
+/// A table row as the planner and the hosts read it: (width, slots, forward step, backward step,
+/// packed) and each entry's name.
+type Row = (u32, u32, u32, Option<u32>, bool, Vec<&'static str>);
+
+/// A table's rows.
+fn rows<F, G, R, C>(table: &[Variant<F, G, R, C>]) -> Vec<Row> {
+    table
+        .iter()
+        .map(|v| {
+            let mut names = vec![v.forward.name, v.group.name];
+            names.extend(v.backward.iter().flat_map(|b| [b.rows.name, b.cols.name]));
+            names.extend(v.packed.iter().flat_map(|p| [p.forward.name, p.rows.name, p.cols.name]));
+            (v.width, v.slots, v.forward_step, v.backward.as_ref().map(|b| b.step), v.packed.is_some(), names)
+        })
+        .collect()
+}
+
+/// The hosts plan on a model's table and, with dropout on, run the same row of its dropout
+/// table: both must have the same rows, entry for entry (`<model>_drop_*` for `<model>_*`).
+#[test]
+fn every_dropout_table_has_its_models_rows() {
+    fn same<F, G, R, C>(model: &str, base: &[Variant<F, G, R, C>], drop: &[Variant<F, G, R, C>]) {
+        let (base, drop) = (rows(base), rows(drop));
+        assert_eq!(base.len(), drop.len(), "{model}");
+        for (b, d) in base.iter().zip(&drop) {
+            assert_eq!((b.0, b.1, b.2, b.3, b.4), (d.0, d.1, d.2, d.3, d.4), "{model}");
+            let renamed: Vec<String> = b.5.iter().map(|n| n.replacen(model, &format!("{model}_drop"), 1)).collect();
+            assert_eq!(renamed, d.5, "{model}");
+        }
+    }
+    same("gt", gt::VARIANTS, gt::dropout::VARIANTS);
+    same("gat", gat::VARIANTS, gat::dropout::VARIANTS);
+    same("gatv2", gatv2::VARIANTS, gatv2::dropout::VARIANTS);
 }

@@ -9,7 +9,7 @@
 //! folds `β(dq + dk)` through the normalisation, adds `dv`, and writes each node and head's share
 //! of `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`, summed on the host in a fixed order.
 
-use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
+use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams};
 use dfgnn_device::kernels::agnn::{AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
 use dfgnn_device::simt::{Dim3, LaunchConfig, WARP_SIZE};
 
@@ -166,7 +166,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
             unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
         }
         // `hn` moves into the result with the views of it; its device memory does not move.
-        let attention = self.gt.forward_views(hn.view(), hn.view(), h.view(), beta)?;
+        let attention = self.gt.forward_views(hn.view(), hn.view(), h.view(), beta, DropoutParams::OFF)?;
         Ok(AgnnForward { hn, norm, attention, beta })
     }
 

@@ -9,15 +9,22 @@
 //! bytes are counted). Inputs are read in place; results are copied from the workspace into the
 //! caller's outputs on the same stream.
 //!
-//! The op objects ([`Gt`], [`Gat`], [`Agnn`]: the plan and its work lists) are made once per graph
-//! and shape by the caller and passed in. GT's and GAT's backwards take the forward's saved
-//! `out`, `lse` and `stats` ([`Gt::saved_forward`], [`Gat::saved_forward`]); AGNN's runs its
-//! forward again, and reads its β gradient back to the host (a wait on the stream).
+//! The op objects ([`Gt`], [`Gat`], [`GatV2`], [`Agnn`]: the plan and its work lists) are made
+//! once per graph and shape by the caller and passed in. GT's, GAT's and GATv2's backwards take
+//! the forward's saved `out`, `lse` and `stats` ([`Gt::saved_forward`], [`Gat::saved_forward`],
+//! [`GatV2::saved_forward`]); AGNN's runs its forward again, and reads its β gradient back to
+//! the host (a wait on the stream). GAT's and GATv2's calls take their attention [`Dropout`]
+//! (a backward its forward's: the mask is regenerated, never stored), and so do GT's.
+
+use dfgnn_device::abi::DropoutParams;
+use dfgnn_device::kernels::common::dropout as mask;
 
 use crate::agnn::Agnn;
 use crate::backend::{Backend, Buffer, Workspace};
 use crate::error::{Error, Result};
+use crate::fused::dropout_params;
 use crate::gat::Gat;
+use crate::gatv2::GatV2;
 use crate::gt::Gt;
 
 /// `len` `f32`s at `addr`, owned by the caller (device memory on the GPU, host memory under the
@@ -37,6 +44,31 @@ pub struct Call {
     pub stream: Option<u64>,
     /// Where the call's buffers come from.
     pub workspace: Workspace,
+}
+
+/// Attention dropout of one call: probability `p` in `[0, 1)` and the mask's `seed` (the
+/// models' `set_dropout`); a backward takes its forward's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropout {
+    /// The probability of dropping an edge's weight (per head).
+    pub p: f32,
+    /// The seed of the mask (Philox-4x32-10 of seed, CSR edge id and head).
+    pub seed: u64,
+}
+
+impl Dropout {
+    /// No dropout.
+    pub const OFF: Self = Self { p: 0.0, seed: 0 };
+
+    fn params(self) -> Result<DropoutParams> {
+        dropout_params(self.p, self.seed)
+    }
+}
+
+/// Whether CSR edge `edge` keeps head `head` under `dropout`: the kernels' own mask
+/// (`dfgnn_device::kernels::common::dropout`), for callers that check them (the Python tests).
+pub fn dropout_keep(dropout: Dropout, edge: u64, head: u32) -> Result<bool> {
+    Ok(mask::keep(&dropout.params()?, edge, head))
 }
 
 /// Borrows `input` on `backend`.
@@ -119,8 +151,8 @@ unsafe fn restore(backend: &Backend, saved: Saved) -> Result<(Buffer<f32>, Buffe
     unsafe { Ok((borrow(backend, saved.out)?, borrow(backend, saved.lse)?, borrow(backend, saved.stats)?)) }
 }
 
-/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` and its saved state, written into
-/// `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
+/// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` with attention `dropout` and its
+/// saved state, written into `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
 /// the workspace bytes the call took.
 ///
 /// # Safety
@@ -134,6 +166,7 @@ pub unsafe fn gt_forward(
     q: External,
     k: External,
     v: External,
+    dropout: Dropout,
     saved: Saved,
 ) -> Result<usize> {
     let backend = gt.graph().backend();
@@ -141,13 +174,13 @@ pub unsafe fn gt_forward(
     unsafe {
         run(backend, call, || {
             let (q, k, v) = (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?);
-            let fwd = gt.forward(&q, &k, &v)?;
+            let fwd = gt.forward_with(&q, &k, &v, dropout.params()?)?;
             save(backend, "gt forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
         })
     }
 }
 
-/// GT's backward from the forward's saved state: the gradients of `Σ d_out ⊙ out` with respect to
+/// GT's backward from the forward's saved state and `dropout`: the gradients of `Σ d_out ⊙ out` with respect to
 /// `q`, `k` and `v`, written into `dq` (`[N_dst, H, F]`), `dk` and `dv` (`[N_src, H, F]`).
 ///
 /// # Safety
@@ -157,6 +190,7 @@ pub unsafe fn gt_backward(
     gt: &Gt<'_, '_>,
     call: Call,
     (q, k, v): (External, External, External),
+    dropout: Dropout,
     saved: Saved,
     d_out: External,
     (dq, dk, dv): (External, External, External),
@@ -168,7 +202,7 @@ pub unsafe fn gt_backward(
             let (q, k, v, d_out) =
                 (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
-            let fwd = gt.saved_forward(&q, &k, &v, out, lse, stats)?;
+            let fwd = gt.saved_forward_with(&q, &k, &v, (out, lse, stats), dropout.params()?)?;
             let grads = gt.backward(&fwd, &d_out)?;
             write(backend, "gt backward", "dq", &grads.dq, dq)?;
             write(backend, "gt backward", "dk", &grads.dk, dk)?;
@@ -178,7 +212,8 @@ pub unsafe fn gt_backward(
 }
 
 /// GAT's forward from node scores: `out = softmax(LeakyReLU(el_i + er_j) over the edges)·h` and
-/// its saved state. `h` is `[N_src, H, F]`, `el` `[N_dst, H]`, `er` `[N_src, H]`.
+/// its saved state, with attention `dropout`. `h` is `[N_src, H, F]`, `el` `[N_dst, H]`, `er`
+/// `[N_src, H]`.
 ///
 /// # Safety
 /// As [`gt_forward`].
@@ -188,6 +223,7 @@ pub unsafe fn gat_forward(
     h: External,
     el: External,
     er: External,
+    dropout: Dropout,
     saved: Saved,
 ) -> Result<usize> {
     let backend = gat.graph().backend();
@@ -195,14 +231,15 @@ pub unsafe fn gat_forward(
     unsafe {
         run(backend, call, || {
             let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
-            let fwd = gat.forward_precomputed(&h, &el, &er)?;
+            let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?)?;
             save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
         })
     }
 }
 
-/// GAT's backward from the forward's saved state: the gradients with respect to `h` (through the
-/// aggregation), `el` and `er`, written into `dh`, `d_el` and `d_er`.
+/// GAT's backward from the forward's saved state and its `dropout` (the mask is regenerated):
+/// the gradients with respect to `h` (through the aggregation), `el` and `er`, written into
+/// `dh`, `d_el` and `d_er`.
 ///
 /// # Safety
 /// As [`gt_backward`].
@@ -211,6 +248,7 @@ pub unsafe fn gat_backward(
     gat: &Gat<'_, '_>,
     call: Call,
     (h, el, er): (External, External, External),
+    dropout: Dropout,
     saved: Saved,
     d_out: External,
     (dh, d_el, d_er): (External, External, External),
@@ -222,11 +260,66 @@ pub unsafe fn gat_backward(
             let (h, el, er, d_out) =
                 (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
-            let fwd = gat.saved_forward(&h, &el, &er, out, lse, stats)?;
+            let fwd = gat.saved_forward_with(&h, &el, &er, (out, lse, stats), dropout.params()?)?;
             let grads = gat.backward_precomputed(&fwd, &d_out)?;
             write(backend, "gat backward", "dh", &grads.dh, dh)?;
             write(backend, "gat backward", "d_el", &grads.d_el, d_el)?;
             write(backend, "gat backward", "d_er", &grads.d_er, d_er)
+        })
+    }
+}
+
+/// GATv2's forward: `out = softmax(⟨a, LeakyReLU(xl_j + xr_i)⟩ over the edges)·xl` and its
+/// saved state, with attention `dropout`. `xl` is `[N_src, H, F]`, `xr` `[N_dst, H, F]`, `a`
+/// `[H, F]`.
+///
+/// # Safety
+/// As [`gt_forward`].
+pub unsafe fn gatv2_forward(
+    gatv2: &GatV2<'_, '_>,
+    call: Call,
+    (xl, xr, a): (External, External, External),
+    dropout: Dropout,
+    saved: Saved,
+) -> Result<usize> {
+    let backend = gatv2.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (xl, xr, a) = (borrow(backend, xl)?, borrow(backend, xr)?, borrow(backend, a)?);
+            let fwd = gatv2.forward_with(&xl, &xr, &a, dropout.params()?)?;
+            save(backend, "gatv2 forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
+        })
+    }
+}
+
+/// GATv2's backward from the forward's saved state and its `dropout`: the gradients with
+/// respect to `xl`, `xr` and `a`, written into `dxl`, `dxr` and `da`.
+///
+/// # Safety
+/// As [`gt_backward`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gatv2_backward(
+    gatv2: &GatV2<'_, '_>,
+    call: Call,
+    (xl, xr, a): (External, External, External),
+    dropout: Dropout,
+    saved: Saved,
+    d_out: External,
+    (dxl, dxr, da): (External, External, External),
+) -> Result<usize> {
+    let backend = gatv2.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (xl, xr, a, d_out) =
+                (borrow(backend, xl)?, borrow(backend, xr)?, borrow(backend, a)?, borrow(backend, d_out)?);
+            let (out, lse, stats) = restore(backend, saved)?;
+            let fwd = gatv2.saved_forward_with(&xl, &xr, &a, (out, lse, stats), dropout.params()?)?;
+            let grads = gatv2.backward(&fwd, &d_out)?;
+            write(backend, "gatv2 backward", "dxl", &grads.dxl, dxl)?;
+            write(backend, "gatv2 backward", "dxr", &grads.dxr, dxr)?;
+            write(backend, "gatv2 backward", "da", &grads.da, da)
         })
     }
 }
@@ -280,7 +373,7 @@ pub unsafe fn agnn_backward(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DeviceGraph, GatConfig, GtConfig};
+    use crate::{DeviceGraph, GatConfig, GatV2Config, GtConfig};
 
     /// 16 bytes, aligned as the kernels' vector loads need.
     #[derive(Clone, Copy)]
@@ -357,14 +450,17 @@ mod tests {
         let (out, lse, stats) = (Aligned::nan(4 * 8), Aligned::nan(4 * 2), Aligned::nan(4 * 4));
         let (q_, k_, v_) = (q.external(), k.external(), v.external());
         // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-        in_workspace(&backend, |call| unsafe { gt_forward(&gt, call, q_, k_, v_, saved(&out, &lse, &stats)) }).unwrap();
+        in_workspace(&backend, |call| unsafe {
+            gt_forward(&gt, call, q_, k_, v_, Dropout::OFF, saved(&out, &lse, &stats))
+        })
+        .unwrap();
         assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
         assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
         let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
         let grads_out = (dq.external(), dk.external(), dv.external());
         // SAFETY: as above.
         in_workspace(&backend, |call| unsafe {
-            gt_backward(&gt, call, (q_, k_, v_), saved(&out, &lse, &stats), d.external(), grads_out)
+            gt_backward(&gt, call, (q_, k_, v_), Dropout::OFF, saved(&out, &lse, &stats), d.external(), grads_out)
         })
         .unwrap();
         assert_eq!(dq.slice(), backend.download(&grads.dq).unwrap());
@@ -376,34 +472,79 @@ mod tests {
     fn gat_on_external_memory_matches_gat_on_buffers() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
-        let gat = Gat::new(&graph, &GatConfig::new(3, 7)).unwrap();
+        let mut gat = Gat::new(&graph, &GatConfig::new(3, 7)).unwrap();
         let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
         let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
         let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
         let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
         let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
         let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
-        let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
-        let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
+        for dropout in [Dropout::OFF, Dropout { p: 0.4, seed: 7 }] {
+            gat.set_dropout(dropout.p, dropout.seed).unwrap();
+            let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+            let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
+            // The external calls pass their dropout; the one set on the op is not theirs.
+            gat.set_dropout(0.9, 1).unwrap();
 
-        let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
-        let inputs = (h.external(), el.external(), er.external());
-        // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-        in_workspace(&backend, |call| unsafe {
-            gat_forward(&gat, call, inputs.0, inputs.1, inputs.2, saved(&out, &lse, &stats))
-        })
-        .unwrap();
-        assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
-        let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
-        let grads_out = (dh.external(), d_el.external(), d_er.external());
-        // SAFETY: as above.
-        in_workspace(&backend, |call| unsafe {
-            gat_backward(&gat, call, inputs, saved(&out, &lse, &stats), d.external(), grads_out)
-        })
-        .unwrap();
-        assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap());
-        assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap());
-        assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap());
+            let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+            let inputs = (h.external(), el.external(), er.external());
+            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+            in_workspace(&backend, |call| unsafe {
+                gat_forward(&gat, call, inputs.0, inputs.1, inputs.2, dropout, saved(&out, &lse, &stats))
+            })
+            .unwrap();
+            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
+            let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
+            let grads_out = (dh.external(), d_el.external(), d_er.external());
+            // SAFETY: as above.
+            in_workspace(&backend, |call| unsafe {
+                gat_backward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), d.external(), grads_out)
+            })
+            .unwrap();
+            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{dropout:?}");
+            assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap(), "{dropout:?}");
+            assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap(), "{dropout:?}");
+        }
+        assert!(dropout_keep(Dropout::OFF, 3, 1).unwrap());
+        assert!(dropout_keep(Dropout { p: 1.0, seed: 0 }, 0, 0).is_err());
+    }
+
+    #[test]
+    fn gatv2_on_external_memory_matches_gatv2_on_buffers() {
+        let backend = Backend::emulator();
+        let graph = graph(&backend);
+        let mut gatv2 = GatV2::new(&graph, &GatV2Config::new(3, 5)).unwrap();
+        let xl = Aligned::new(5 * 15, |i| (i as f32 * 0.29).sin());
+        let xr = Aligned::new(4 * 15, |i| (i as f32 * 0.17).cos());
+        let a = Aligned::new(15, |i| i as f32 * 0.1 - 0.7);
+        let d = Aligned::new(4 * 15, |i| (i as f32 * 0.13).cos());
+        let upload = |x: &Aligned| backend.upload(x.slice()).unwrap();
+        let (bxl, bxr, ba, bd) = (upload(&xl), upload(&xr), upload(&a), upload(&d));
+        for dropout in [Dropout::OFF, Dropout { p: 0.4, seed: 7 }] {
+            gatv2.set_dropout(dropout.p, dropout.seed).unwrap();
+            let fwd = gatv2.forward(&bxl, &bxr, &ba).unwrap();
+            let grads = gatv2.backward(&fwd, &bd).unwrap();
+            gatv2.set_dropout(0.9, 1).unwrap();
+
+            let (out, lse, stats) = (Aligned::nan(4 * 15), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+            let inputs = (xl.external(), xr.external(), a.external());
+            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+            in_workspace(&backend, |call| unsafe {
+                gatv2_forward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats))
+            })
+            .unwrap();
+            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
+            let (dxl, dxr, da) = (Aligned::nan(5 * 15), Aligned::nan(4 * 15), Aligned::nan(15));
+            let grads_out = (dxl.external(), dxr.external(), da.external());
+            // SAFETY: as above.
+            in_workspace(&backend, |call| unsafe {
+                gatv2_backward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats), d.external(), grads_out)
+            })
+            .unwrap();
+            assert_eq!(dxl.slice(), backend.download(&grads.dxl).unwrap(), "{dropout:?}");
+            assert_eq!(dxr.slice(), backend.download(&grads.dxr).unwrap(), "{dropout:?}");
+            assert_eq!(da.slice(), backend.download(&grads.da).unwrap(), "{dropout:?}");
+        }
     }
 
     #[test]
@@ -419,33 +560,40 @@ mod tests {
         let (out2, out3) = (Aligned::new(2 * 4, |_| 0.0), Aligned::new(3 * 4, |_| 0.0));
         let own = Call { stream: None, workspace: Workspace::Own };
         // SAFETY: every view lies within a live buffer; the outputs are distinct from the inputs.
-        let err = unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out3, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out3, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "out", expected: 8, got: 12, .. }), "{err}");
         // SAFETY: as above.
-        let err = unsafe { gt_forward(&gt, own, rows3, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, own, rows3, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }.unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { what: "q", .. }), "{err}");
         let misaligned = External { addr: x.external().addr + 4, len: 3 * 4 };
         // SAFETY: as above (the misaligned view is refused before any use).
-        let err = unsafe { gt_forward(&gt, own, rows2, misaligned, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err = unsafe { gt_forward(&gt, own, rows2, misaligned, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+            .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("aligned")), "{err}");
         let bad_workspace =
             Call { stream: None, workspace: Workspace::Borrowed { addr: x.external().addr + 4, len: 64 } };
         // SAFETY: as above.
         let err =
-            unsafe { gt_forward(&gt, bad_workspace, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+            unsafe { gt_forward(&gt, bad_workspace, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+                .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("workspace")), "{err}");
         let cuda_stream = Call { stream: Some(1), workspace: Workspace::Own };
         // SAFETY: as above (the stream is refused before any use).
-        let err = unsafe { gt_forward(&gt, cuda_stream, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap_err();
+        let err =
+            unsafe { gt_forward(&gt, cuda_stream, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }
+                .unwrap_err();
         assert!(matches!(err, Error::Unsupported { ref what } if what.contains("stream")), "{err}");
         // SAFETY: no stream, no workspace; the inner call as above.
         let nested = unsafe {
-            backend
-                .within(None, Workspace::Own, || gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)))
+            backend.within(None, Workspace::Own, || {
+                gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats))
+            })
         };
         assert!(matches!(nested, Err(Error::Unsupported { ref what }) if what.contains("inside")), "{nested:?}");
         // SAFETY: as above.
-        unsafe { gt_forward(&gt, own, rows2, rows3, rows3, saved(&out2, &lse, &stats)) }.unwrap();
+        unsafe { gt_forward(&gt, own, rows2, rows3, rows3, Dropout::OFF, saved(&out2, &lse, &stats)) }.unwrap();
         assert!(out2.slice().iter().all(|x| x.is_finite()));
     }
 }

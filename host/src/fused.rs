@@ -111,6 +111,21 @@ pub(crate) fn partial_view(partials: &mut [Buffer<f32>], i: usize) -> GSliceMut<
     partials.get_mut(i).map_or(GSliceMut::empty(), Buffer::view_mut)
 }
 
+/// The kernels' attention dropout of probability `p` under `seed` (`set_dropout` of every model
+/// that offers it): the keep threshold `⌊p·2^32⌋` and the kept weights' scale `1 / (1 − p)`;
+/// [`DropoutParams::OFF`] when `p` rounds to no dropped edge. `p` must be in `[0, 1)`.
+pub(crate) fn dropout_params(p: f32, seed: u64) -> Result<DropoutParams> {
+    if !(0.0..1.0).contains(&p) {
+        return Err(Error::Unsupported { what: format!("dropout probability {p} (it must be in [0, 1))") });
+    }
+    let threshold = (f64::from(p) * 4_294_967_296.0).floor() as u32;
+    Ok(if threshold == 0 {
+        DropoutParams::OFF
+    } else {
+        DropoutParams { seed, threshold, scale: (1.0 / (1.0 - f64::from(p))) as f32 }
+    })
+}
+
 /// Launches `units` warp tasks, `units_per_block` per block (each taken by one warp).
 ///
 /// # Safety
@@ -185,6 +200,21 @@ impl<'g, 'b> Fused<'g, 'b> {
         let backward_rows = plan.backward_rows.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
         let backward_cols = plan.backward_cols.as_ref().ok().filter(|_| fused).map(|p| pass(p, true)).transpose()?;
         Ok(Self { graph, plan, forward, groups, backward_rows, backward_cols })
+    }
+
+    /// Refuses attention dropout on a path without the fused passes (the baselines have no mask):
+    /// the baseline schedules, and the backward of a shape whose fused variant has none.
+    pub(crate) fn check_baseline_dropout(&self, dropout: &DropoutParams) -> Result<()> {
+        if dropout.threshold != 0 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "attention dropout on a baseline path of the {} schedule (dropout runs in the fused kernels \
+                     only: not on edge_parallel or unfused, nor in a backward wider than the fused ones hold)",
+                    self.plan.schedule
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// `[nodes, H, F]` elements.

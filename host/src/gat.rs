@@ -18,14 +18,14 @@ use dfgnn_device::abi::{
 use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
-    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM,
+    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
 };
 use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{Fused, Side, partial_view};
+use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -75,6 +75,8 @@ pub struct GatForward<'a> {
     h: GSlice<f32>,
     /// `(h_dst, a_dst, a_src)` of [`Gat::forward`]; `None` after [`Gat::forward_precomputed`].
     full: Option<(GSlice<f32>, GSlice<f32>, GSlice<f32>)>,
+    /// The attention dropout the forward ran with (the backward regenerates its mask).
+    dropout: DropoutParams,
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
@@ -118,6 +120,7 @@ pub struct GatPrecomputedGrads {
 pub struct Gat<'g, 'b> {
     fused: Fused<'g, 'b>,
     slope: f32,
+    dropout: DropoutParams,
 }
 
 /// One warp per (node, head).
@@ -138,7 +141,23 @@ impl<'g, 'b> Gat<'g, 'b> {
         }
         let limits = graph.backend().limits();
         let plan = plan::plan(gat::VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope })
+        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF })
+    }
+
+    /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
+    /// head is dropped with probability `p` and the kept ones scaled by `1 / (1 − p)`, the mask a
+    /// pure function of `seed`, the edge's CSR id and the head (the same on every schedule and
+    /// backend; `dfgnn_reference::dropout_keep` computes it). `p = 0` turns dropout off.
+    /// `p` must be in `[0, 1)`; dropout runs on the fused schedules only.
+    pub fn set_dropout(&mut self, p: f32, seed: u64) -> Result<()> {
+        self.dropout = dropout_params(p, seed)?;
+        Ok(())
+    }
+
+    /// The GAT variant the pass was planned on, from the dropout table (the same rows, compiled
+    /// with the mask) when `dropout` is on.
+    fn variant(pass: &DevicePass, dropout: &DropoutParams) -> Result<&'static GatVariant> {
+        pass.variant(if dropout.threshold != 0 { gat::dropout::VARIANTS } else { gat::VARIANTS })
     }
 
     /// The plan the scheduler chose.
@@ -204,7 +223,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let er = self.node_scores(h.view(), a_src.view(), g.num_src())?;
         // The score buffers move into the result with the views of them; device memory does
         // not move.
-        let mut fwd = self.attention(h.view(), el.view(), er.view())?;
+        let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout)?;
         fwd.scores = Some((el, er));
         fwd.full = Some((h_dst.view(), a_dst.view(), a_src.view()));
         Ok(fwd)
@@ -218,18 +237,31 @@ impl<'g, 'b> Gat<'g, 'b> {
         el: &'a Buffer<f32>,
         er: &'a Buffer<f32>,
     ) -> Result<GatForward<'a>> {
+        self.forward_precomputed_with(h, el, er, self.dropout)
+    }
+
+    /// [`Gat::forward_precomputed`] with `dropout` instead of the one set ([`dfgnn::external`]'s
+    /// calls share one planned op across callers and pass theirs).
+    pub(crate) fn forward_precomputed_with<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let nh = |n: usize| n * self.heads() as usize;
         self.check("gat forward", "h", h.len(), self.fused.features(g.num_src()))?;
         self.check("gat forward", "el", el.len(), nh(g.num_dst()))?;
         self.check("gat forward", "er", er.len(), nh(g.num_src()))?;
-        self.attention(h.view(), el.view(), er.view())
+        self.attention(h.view(), el.view(), er.view(), dropout)
     }
 
     /// A [`Gat::forward_precomputed`] result rebuilt from what a caller saved of it (`out`
     /// `[N_dst, H, F]`, `lse` `[N_dst, H]`, `stats` `[N_dst, H, 2]`, over the same `h`, `el`,
     /// `er`), for [`Gat::backward_precomputed`] without running the forward again. `stats` is
-    /// ignored when this plan's forward is not fused.
+    /// ignored when this plan's forward is not fused. The backward regenerates the dropout mask
+    /// set now ([`Gat::set_dropout`]): set the forward's probability and seed before calling.
     pub fn saved_forward<'a>(
         &self,
         h: &'a Buffer<f32>,
@@ -238,6 +270,18 @@ impl<'g, 'b> Gat<'g, 'b> {
         out: Buffer<f32>,
         lse: Buffer<f32>,
         stats: Buffer<f32>,
+    ) -> Result<GatForward<'a>> {
+        self.saved_forward_with(h, el, er, (out, lse, stats), self.dropout)
+    }
+
+    /// [`Gat::saved_forward`] of a forward that ran with `dropout`.
+    pub(crate) fn saved_forward_with<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        el: &'a Buffer<f32>,
+        er: &'a Buffer<f32>,
+        (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        dropout: DropoutParams,
     ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let nh = |n: usize| n * self.heads() as usize;
@@ -257,12 +301,19 @@ impl<'g, 'b> Gat<'g, 'b> {
             stats,
             h: h.view(),
             full: None,
+            dropout,
             _inputs: std::marker::PhantomData,
         })
     }
 
     /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller).
-    fn attention<'a>(&self, h: GSlice<f32>, el: GSlice<f32>, er: GSlice<f32>) -> Result<GatForward<'a>> {
+    fn attention<'a>(
+        &self,
+        h: GSlice<f32>,
+        el: GSlice<f32>,
+        er: GSlice<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let f = &self.fused;
         let backend = self.backend();
@@ -276,16 +327,18 @@ impl<'g, 'b> Gat<'g, 'b> {
             stats,
             h,
             full: None,
+            dropout,
             _inputs: std::marker::PhantomData,
         };
         let Some(pass) = &f.forward else {
+            f.check_baseline_dropout(&dropout)?;
             let mut scores = backend.alloc::<f32>(g.nnz() * heads as usize)?;
             self.edge_scores(el, er, GSlice::empty(), &mut scores)?;
             let edge_parallel = f.plan.schedule == Schedule::EdgeParallel;
             let (out, lse) = baseline::forward_from_scores(g, &scores, h, heads, feat, edge_parallel)?;
             return Ok(result(out, lse, backend.alloc::<f32>(0)?));
         };
-        let variant = pass.variant(gat::VARIANTS)?;
+        let variant = Self::variant(pass, &dropout)?;
         let nh = g.num_dst() * heads as usize;
         let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
         let mut lse = backend.alloc::<f32>(nh)?;
@@ -307,7 +360,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
-                    dropout: DropoutParams::OFF,
+                    dropout,
                 },
                 el: el_v,
                 er: er_v,
@@ -332,14 +385,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GatFwdParams {
-                    edges: f.edges(pass, Side::Rows, units, DropoutParams::OFF),
-                    el: el_v,
-                    er: er_v,
-                    h,
-                    dst,
-                    slope,
-                }
+                GatFwdParams { edges: f.edges(pass, Side::Rows, units, dropout), el: el_v, er: er_v, h, dst, slope }
             },
             |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -440,13 +486,17 @@ impl<'g, 'b> Gat<'g, 'b> {
         let backend = self.backend();
         let nh = |n: usize| n * heads as usize;
         let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => match (rows.variant(gat::VARIANTS)?, cols.variant(gat::VARIANTS)?) {
-                (
-                    Variant { backward: Some(r), packed: rows_packed, .. },
-                    Variant { backward: Some(c), packed: cols_packed, .. },
-                ) => Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols)))),
-                _ => None,
-            },
+            (Some(rows), Some(cols)) => {
+                match (Self::variant(rows, &fwd.dropout)?, Self::variant(cols, &fwd.dropout)?) {
+                    (
+                        Variant { backward: Some(r), packed: rows_packed, .. },
+                        Variant { backward: Some(c), packed: cols_packed, .. },
+                    ) => {
+                        Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols))))
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
@@ -464,7 +514,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             rows_kernel.1.as_ref(),
             &[heads as usize],
             |units, partials| GatBwdRowsParams {
-                edges: f.edges(rows_pass, Side::Rows, units, DropoutParams::OFF),
+                edges: f.edges(rows_pass, Side::Rows, units, fwd.dropout),
                 el,
                 er,
                 h,
@@ -491,7 +541,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             cols_kernel.1.as_ref(),
             &[heads as usize, heads as usize * feat as usize],
             |units, partials| GatBwdColsParams {
-                edges: f.edges(cols_pass, Side::Columns, units, DropoutParams::OFF),
+                edges: f.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 el,
                 er,
                 h,
@@ -517,6 +567,7 @@ impl<'g, 'b> Gat<'g, 'b> {
     /// The unfused backward: α and ds `[E, H]` in memory, `d el`/`d er` as SpMMs of
     /// `ds·LeakyReLU'` with ones.
     fn baseline_backward(&self, fwd: &GatForward<'_>, d_out: &Buffer<f32>) -> Result<GatPrecomputedGrads> {
+        self.fused.check_baseline_dropout(&fwd.dropout)?;
         let g = self.graph();
         let (heads, feat) = (self.heads(), self.fused.plan.feat);
         let backend = self.backend();

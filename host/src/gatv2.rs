@@ -24,7 +24,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{DevicePass, Fused, Side, partial_view};
+use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::gat::{NODE_BLOCK, vector_grad};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
@@ -69,6 +69,14 @@ pub struct GatV2Forward<'a> {
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
+impl GatV2Forward<'_> {
+    /// `[N_dst, H, 2]` the fused forward's softmax state (empty after a baseline forward): what
+    /// [`GatV2::saved_forward`] takes back with `out` and `lse`.
+    pub fn stats(&self) -> &Buffer<f32> {
+        &self.stats
+    }
+}
+
 /// The gradients of [`GatV2::backward`].
 pub struct GatV2Grads {
     /// `[N_src, H, F]`: through the aggregation and through the scores.
@@ -109,28 +117,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
     /// backend; `dfgnn_reference::dropout_keep` computes it). `p = 0` turns dropout off.
     /// `p` must be in `[0, 1)`; dropout runs on the fused schedules only.
     pub fn set_dropout(&mut self, p: f32, seed: u64) -> Result<()> {
-        if !(0.0..1.0).contains(&p) {
-            return Err(Error::Unsupported { what: format!("dropout probability {p} (it must be in [0, 1))") });
-        }
-        let threshold = (f64::from(p) * 4_294_967_296.0).floor() as u32;
-        self.dropout = if threshold == 0 {
-            DropoutParams::OFF
-        } else {
-            DropoutParams { seed, threshold, scale: (1.0 / (1.0 - f64::from(p))) as f32 }
-        };
-        Ok(())
-    }
-
-    /// Refuses dropout on a path without the fused passes.
-    fn check_baseline_dropout(&self, dropout: &DropoutParams) -> Result<()> {
-        if dropout.threshold != 0 {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "attention dropout on the {} schedule (the fused schedules only)",
-                    self.fused.plan.schedule
-                ),
-            });
-        }
+        self.dropout = dropout_params(p, seed)?;
         Ok(())
     }
 
@@ -144,7 +131,8 @@ impl<'g, 'b> GatV2<'g, 'b> {
         self.slope
     }
 
-    fn graph(&self) -> &'g DeviceGraph<'b> {
+    /// The graph this GATv2 was planned on.
+    pub fn graph(&self) -> &'g DeviceGraph<'b> {
         self.fused.graph
     }
 
@@ -173,6 +161,18 @@ impl<'g, 'b> GatV2<'g, 'b> {
         xr: &'a Buffer<f32>,
         a: &'a Buffer<f32>,
     ) -> Result<GatV2Forward<'a>> {
+        self.forward_with(xl, xr, a, self.dropout)
+    }
+
+    /// [`GatV2::forward`] with `dropout` instead of the one set ([`crate::external`]'s calls
+    /// share one planned op across callers and pass theirs).
+    pub(crate) fn forward_with<'a>(
+        &self,
+        xl: &'a Buffer<f32>,
+        xr: &'a Buffer<f32>,
+        a: &'a Buffer<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GatV2Forward<'a>> {
         let g = self.graph();
         let f = &self.fused;
         self.check("gatv2 forward", "xl", xl.len(), f.features(g.num_src()))?;
@@ -180,11 +180,11 @@ impl<'g, 'b> GatV2<'g, 'b> {
         self.check("gatv2 forward", "a", a.len(), f.features(1))?;
         let backend = self.backend();
         let (heads, feat) = (f.plan.heads, f.plan.feat);
-        let (xl, xr, a, slope, dropout) = (xl.view(), xr.view(), a.view(), self.slope, self.dropout);
+        let (xl, xr, a, slope) = (xl.view(), xr.view(), a.view(), self.slope);
         let result =
             |out, lse, stats| GatV2Forward { out, lse, stats, xl, xr, a, dropout, _inputs: std::marker::PhantomData };
         let Some(pass) = &f.forward else {
-            self.check_baseline_dropout(&dropout)?;
+            self.fused.check_baseline_dropout(&dropout)?;
             let scores = self.edge_scores(xl, xr, a)?;
             let edge_parallel = f.plan.schedule == Schedule::EdgeParallel;
             let (out, lse) = baseline::forward_from_scores(g, &scores, xl, heads, feat, edge_parallel)?;
@@ -241,6 +241,54 @@ impl<'g, 'b> GatV2<'g, 'b> {
             |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
         Ok(result(out, lse, stats))
+    }
+
+    /// A [`GatV2::forward`] result rebuilt from what a caller saved of it (`out` `[N_dst, H, F]`,
+    /// `lse` `[N_dst, H]`, `stats` `[N_dst, H, 2]`, over the same `xl`, `xr`, `a`), for
+    /// [`GatV2::backward`] without running the forward again. `stats` is ignored when this
+    /// plan's forward is not fused. The backward regenerates the dropout mask set now
+    /// ([`GatV2::set_dropout`]): set the forward's probability and seed before calling.
+    pub fn saved_forward<'a>(
+        &self,
+        xl: &'a Buffer<f32>,
+        xr: &'a Buffer<f32>,
+        a: &'a Buffer<f32>,
+        out: Buffer<f32>,
+        lse: Buffer<f32>,
+        stats: Buffer<f32>,
+    ) -> Result<GatV2Forward<'a>> {
+        self.saved_forward_with(xl, xr, a, (out, lse, stats), self.dropout)
+    }
+
+    /// [`GatV2::saved_forward`] of a forward that ran with `dropout`.
+    pub(crate) fn saved_forward_with<'a>(
+        &self,
+        xl: &'a Buffer<f32>,
+        xr: &'a Buffer<f32>,
+        a: &'a Buffer<f32>,
+        (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        dropout: DropoutParams,
+    ) -> Result<GatV2Forward<'a>> {
+        let g = self.graph();
+        let f = &self.fused;
+        let nh = g.num_dst() * f.plan.heads as usize;
+        self.check("gatv2 backward", "xl", xl.len(), f.features(g.num_src()))?;
+        self.check("gatv2 backward", "xr", xr.len(), f.features(g.num_dst()))?;
+        self.check("gatv2 backward", "a", a.len(), f.features(1))?;
+        self.check("gatv2 backward", "out", out.len(), f.features(g.num_dst()))?;
+        self.check("gatv2 backward", "lse", lse.len(), nh)?;
+        self.check("gatv2 backward", "stats", stats.len(), 2 * nh)?;
+        let stats = if f.forward.is_some() { stats } else { self.backend().alloc::<f32>(0)? };
+        Ok(GatV2Forward {
+            out,
+            lse,
+            stats,
+            xl: xl.view(),
+            xr: xr.view(),
+            a: a.view(),
+            dropout,
+            _inputs: std::marker::PhantomData,
+        })
     }
 
     /// The baselines' edge scores `[E, H]`.
@@ -378,7 +426,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
     /// The unfused backward: α and ds `[E, H]` in memory, then per row `d xr` and the row's term
     /// of `d a`, per column the scores' part of `d xl` added to the aggregation's.
     fn baseline_backward(&self, fwd: &GatV2Forward<'_>, d_out: &Buffer<f32>) -> Result<GatV2Grads> {
-        self.check_baseline_dropout(&fwd.dropout)?;
+        self.fused.check_baseline_dropout(&fwd.dropout)?;
         let g = self.graph();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let backend = self.backend();

@@ -4,7 +4,8 @@
 //! s_ij = c·q_i·k_j      α_ij = softmax_j(s_ij)      o_i = Σ_j α_ij·v_j        (c = 1/√F by default)
 //! ```
 //! The forward saves only the per-(row, head) log-sum-exp; the backward recomputes α from it:
-//! a row pass gives dq (and D = dO·o), a column pass over the CSC gives dk and dv. No float
+//! a row pass gives dq (and D = dO·o), a column pass over the CSC gives dk and dv. Attention
+//! dropout ([`Gt::set_dropout`]) multiplies α by a mask the backward regenerates. No float
 //! atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
@@ -12,13 +13,13 @@ use dfgnn_device::abi::{
     RowGrads,
 };
 use dfgnn_device::kernels::attention::variants::Variant;
-use dfgnn_device::kernels::gt::VARIANTS;
+use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
 use dfgnn_device::simt::GSlice;
 
 use crate::backend::Buffer;
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{Fused, Side, partial_view};
+use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -57,6 +58,8 @@ pub struct GtForward<'a> {
     k: GSlice<f32>,
     v: GSlice<f32>,
     scale: f32,
+    /// The attention dropout the forward ran with (the backward regenerates its mask).
+    dropout: DropoutParams,
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
@@ -82,6 +85,7 @@ pub struct GtGrads {
 pub struct Gt<'g, 'b> {
     fused: Fused<'g, 'b>,
     scale: f32,
+    dropout: DropoutParams,
 }
 
 impl<'g, 'b> Gt<'g, 'b> {
@@ -93,7 +97,23 @@ impl<'g, 'b> Gt<'g, 'b> {
         if !scale.is_finite() {
             return Err(Error::Unsupported { what: format!("score scale {scale}") });
         }
-        Ok(Self { fused: Fused::new(graph, plan)?, scale })
+        Ok(Self { fused: Fused::new(graph, plan)?, scale, dropout: DropoutParams::OFF })
+    }
+
+    /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
+    /// head is dropped with probability `p` and the kept ones scaled by `1 / (1 − p)`, the mask a
+    /// pure function of `seed`, the edge's CSR id and the head (the same on every schedule and
+    /// backend; `dfgnn_reference::dropout_keep` computes it). `p = 0` turns dropout off.
+    /// `p` must be in `[0, 1)`; dropout runs on the fused schedules only.
+    pub fn set_dropout(&mut self, p: f32, seed: u64) -> Result<()> {
+        self.dropout = dropout_params(p, seed)?;
+        Ok(())
+    }
+
+    /// The GT variant the pass was planned on, from the dropout table (the same rows, compiled
+    /// with the mask) when `dropout` is on.
+    fn variant(pass: &DevicePass, dropout: &DropoutParams) -> Result<&'static GtVariant> {
+        pass.variant(if dropout.threshold != 0 { gt::dropout::VARIANTS } else { VARIANTS })
     }
 
     /// The plan the scheduler chose.
@@ -122,17 +142,31 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// `out = softmax(c·q·kᵀ over the edges)·v`, plus the log-sum-exp the backward needs.
     /// `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]`.
     pub fn forward<'a>(&self, q: &'a Buffer<f32>, k: &'a Buffer<f32>, v: &'a Buffer<f32>) -> Result<GtForward<'a>> {
-        self.forward_views(q.view(), k.view(), v.view(), self.scale)
+        self.forward_views(q.view(), k.view(), v.view(), self.scale, self.dropout)
     }
 
-    /// The forward with an explicit score scale, on views whose buffers the caller keeps alive
-    /// for `'a` (AGNN keeps its normalised features in the struct that holds the result).
+    /// [`Gt::forward`] with `dropout` instead of the one set ([`crate::external`]'s calls share
+    /// one planned op across callers and pass theirs).
+    pub(crate) fn forward_with<'a>(
+        &self,
+        q: &'a Buffer<f32>,
+        k: &'a Buffer<f32>,
+        v: &'a Buffer<f32>,
+        dropout: DropoutParams,
+    ) -> Result<GtForward<'a>> {
+        self.forward_views(q.view(), k.view(), v.view(), self.scale, dropout)
+    }
+
+    /// The forward with an explicit score scale and dropout, on views whose buffers the caller
+    /// keeps alive for `'a` (AGNN keeps its normalised features in the struct that holds the
+    /// result).
     pub(crate) fn forward_views<'a>(
         &self,
         q: GSlice<f32>,
         k: GSlice<f32>,
         v: GSlice<f32>,
         scale: f32,
+        dropout: DropoutParams,
     ) -> Result<GtForward<'a>> {
         let g = self.fused.graph;
         self.check_view("gt forward", "q", q.len(), g.num_dst())?;
@@ -140,8 +174,10 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
-        let result = |out, lse, stats| GtForward { out, lse, stats, q, k, v, scale, _inputs: std::marker::PhantomData };
+        let result =
+            |out, lse, stats| GtForward { out, lse, stats, q, k, v, scale, dropout, _inputs: std::marker::PhantomData };
         let Some(pass) = &self.fused.forward else {
+            self.fused.check_baseline_dropout(&dropout)?;
             let inputs = baseline::Inputs { q, k, v, heads, feat, scale };
             let (out, lse) = baseline::forward(g, &inputs, self.fused.plan.schedule == Schedule::EdgeParallel)?;
             return Ok(result(out, lse, backend.alloc::<f32>(0)?));
@@ -151,7 +187,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let mut lse = backend.alloc::<f32>(nh)?;
         let mut stats = backend.alloc::<f32>(nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
-        let variant = pass.variant(VARIANTS)?;
+        let variant = Self::variant(pass, &dropout)?;
         let scale_log2 = scale * std::f32::consts::LOG2_E;
         if let Some(groups) = &self.fused.groups {
             let params = GtGroupParams {
@@ -168,7 +204,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     lse: lse_v,
                     stats: stats_v,
                     num_groups: groups.plan.first.len() as u32,
-                    dropout: DropoutParams::OFF,
+                    dropout,
                 },
                 q,
                 k,
@@ -191,14 +227,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GtFwdParams {
-                    edges: self.fused.edges(pass, Side::Rows, units, DropoutParams::OFF),
-                    q,
-                    k,
-                    v,
-                    dst,
-                    scale_log2,
-                }
+                GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units, dropout), q, k, v, dst, scale_log2 }
             },
             |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
         )?;
@@ -208,7 +237,9 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// A forward's result rebuilt from what a caller saved of it (`out` `[N_dst, H, F]`, `lse`
     /// `[N_dst, H]`, `stats` `[N_dst, H, 2]`, as [`Gt::forward`] made them, over the same `q`,
     /// `k`, `v`), for [`Gt::backward`] without running the forward again. `stats` is ignored when
-    /// this plan's forward is not fused (its backward recomputes α itself).
+    /// this plan's forward is not fused (its backward recomputes α itself). The backward
+    /// regenerates the dropout mask set now ([`Gt::set_dropout`]): set the forward's probability
+    /// and seed before calling.
     pub fn saved_forward<'a>(
         &self,
         q: &'a Buffer<f32>,
@@ -217,6 +248,18 @@ impl<'g, 'b> Gt<'g, 'b> {
         out: Buffer<f32>,
         lse: Buffer<f32>,
         stats: Buffer<f32>,
+    ) -> Result<GtForward<'a>> {
+        self.saved_forward_with(q, k, v, (out, lse, stats), self.dropout)
+    }
+
+    /// [`Gt::saved_forward`] of a forward that ran with `dropout`.
+    pub(crate) fn saved_forward_with<'a>(
+        &self,
+        q: &'a Buffer<f32>,
+        k: &'a Buffer<f32>,
+        v: &'a Buffer<f32>,
+        (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        dropout: DropoutParams,
     ) -> Result<GtForward<'a>> {
         let g = self.fused.graph;
         let nh = g.num_dst() * self.fused.plan.heads as usize;
@@ -231,7 +274,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         }
         let stats = if self.fused.forward.is_some() { stats } else { g.backend().alloc::<f32>(0)? };
         let (q, k, v, scale) = (q.view(), k.view(), v.view(), self.scale);
-        Ok(GtForward { out, lse, stats, q, k, v, scale, _inputs: std::marker::PhantomData })
+        Ok(GtForward { out, lse, stats, q, k, v, scale, dropout, _inputs: std::marker::PhantomData })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
@@ -246,17 +289,22 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let fused = match (&self.fused.backward_rows, &self.fused.backward_cols) {
-            (Some(rows), Some(cols)) => match (rows.variant(VARIANTS)?, cols.variant(VARIANTS)?) {
-                (
-                    Variant { backward: Some(r), packed: rows_packed, .. },
-                    Variant { backward: Some(c), packed: cols_packed, .. },
-                ) => Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols)))),
-                _ => None,
-            },
+            (Some(rows), Some(cols)) => {
+                match (Self::variant(rows, &fwd.dropout)?, Self::variant(cols, &fwd.dropout)?) {
+                    (
+                        Variant { backward: Some(r), packed: rows_packed, .. },
+                        Variant { backward: Some(c), packed: cols_packed, .. },
+                    ) => {
+                        Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols))))
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
+            self.fused.check_baseline_dropout(&fwd.dropout)?;
             let inputs = baseline::Inputs { q: fwd.q, k: fwd.k, v: fwd.v, heads, feat, scale: fwd.scale };
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
             return Ok(GtGrads { dq, dk, dv });
@@ -275,7 +323,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             rows_kernel.1.as_ref(),
             &[width],
             |units, partials| GtBwdRowsParams {
-                edges: self.fused.edges(rows_pass, Side::Rows, units, DropoutParams::OFF),
+                edges: self.fused.edges(rows_pass, Side::Rows, units, fwd.dropout),
                 q: fwd.q,
                 k: fwd.k,
                 v: fwd.v,
@@ -303,7 +351,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             cols_kernel.1.as_ref(),
             &[width, width],
             |units, partials| GtBwdColsParams {
-                edges: self.fused.edges(cols_pass, Side::Columns, units, DropoutParams::OFF),
+                edges: self.fused.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 q: fwd.q,
                 k: fwd.k,
                 v: fwd.v,

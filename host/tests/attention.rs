@@ -1,39 +1,23 @@
 //! GT and AGNN against the f64 reference under the project's tolerance rule
 //! (`dfgnn_reference::precision`) for a spread of shapes, every schedule and every kernel variant:
 //! on the emulator always, and on CUDA device 0 with `--ignored` (those tests are ignored
-//! otherwise, and fail without a device). The proptests crate adds random graphs and shrinking.
+//! otherwise, and fail without a device); GT with attention dropout against the reference fed the
+//! same mask. The proptests crate adds random graphs and shrinking.
 
-use dfgnn::{Backend, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
-use dfgnn_graphs::Csr;
-use dfgnn_reference::{Check, Dims, Pattern, compare, compare_scalar, gt_backward, gt_forward, upcast};
+mod common;
+
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
+use dfgnn::{Backend, DeviceGraph, Error, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn_reference::{
+    Dims, Pattern, compare, compare_scalar, dropout_factors, gt_backward, gt_backward_dropout, gt_forward,
+    gt_forward_dropout, upcast,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn graph(rng: &mut ChaCha8Rng, n: usize) -> Csr {
-    let mut edges = Vec::new();
-    for i in 0..n {
-        let d = match i % 5 {
-            0 => 0,
-            1 => 1,
-            2 => rng.random_range(2..9),
-            3 => rng.random_range(9..40),
-            _ => 3,
-        };
-        for _ in 0..d {
-            edges.push((i as u32, rng.random_range(0..n as u32)));
-        }
-    }
-    for _ in 0..150 {
-        edges.push((7, rng.random_range(0..n as u32)));
-    }
-    edges.push((3, 3));
-    edges.push((3, 3));
-    Csr::from_edges(n, n, &edges).unwrap()
-}
-
 fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let mut rng = ChaCha8Rng::seed_from_u64(heads as u64 * 1000 + feat as u64);
-    let g = graph(&mut rng, 40);
+    let g = graph(&mut rng, 40, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
     let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
@@ -60,14 +44,6 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
         compare("dv", &backend.download(&grads.dv).unwrap(), &naive_g.dv, &rg.dv),
     ];
     assert_passed(&checks, &format!("GT H={heads} F={feat} {options:?}\n{}", gt.plan()));
-}
-
-/// Panics with every check when one failed.
-fn assert_passed(checks: &[Check], context: &str) {
-    if !checks.iter().all(Check::passed) {
-        let lines: Vec<String> = checks.iter().map(Check::to_string).collect();
-        panic!("{context}\n{}", lines.join("\n"));
-    }
 }
 
 /// CUDA device 0; panics (failing the test) when there is none.
@@ -128,7 +104,7 @@ fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     use dfgnn::{Agnn, AgnnConfig};
     use dfgnn_reference::{agnn_backward, agnn_forward};
     let mut rng = ChaCha8Rng::seed_from_u64(77 + heads as u64 * 1000 + feat as u64);
-    let g = graph(&mut rng, 40);
+    let g = graph(&mut rng, 40, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
     let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
@@ -178,4 +154,84 @@ fn agnn_spread(backend: &Backend) {
             check_agnn(backend, h, f, PlanOptions { schedule, ..Default::default() });
         }
     }
+}
+
+/// GT with attention dropout `p` against the reference fed the same mask (`dropout_factors`):
+/// the output and every gradient (also from a saved forward), the same bits on a second run, and
+/// on a baseline schedule a clear error.
+fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, p: f32, seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
+    let (q, k, v, d_out) = (rand_vec(n), rand_vec(n), rand_vec(n), rand_vec(n));
+    let mut gt = Gt::new(&dg, &GtConfig { heads, feat, scale: None, plan: options.clone() }).unwrap();
+    gt.set_dropout(p, seed).unwrap();
+    let up_ = |x: &[f32]| backend.upload(x).unwrap();
+    let (bq, bk, bv, bd) = (up_(&q), up_(&k), up_(&v), up_(&d_out));
+    let context = format!("GT dropout p={p} seed={seed} H={heads} F={feat} {options:?}\n{}", gt.plan());
+    if !gt.plan().schedule.is_fused() {
+        return assert_dropout_refused(gt.forward(&bq, &bk, &bv), &context);
+    }
+    assert_packs(heads, feat, &options, gt.plan(), &context);
+    let fwd = gt.forward(&bq, &bk, &bv).unwrap();
+    let down = |b: &dfgnn::Buffer<f32>| backend.download(b).unwrap();
+    let (out, lse, stats) = (down(&fwd.out), down(&fwd.lse), down(fwd.stats()));
+    let grads = gt.backward(&gt.saved_forward(&bq, &bk, &bv, up_(&out), up_(&lse), up_(&stats)).unwrap(), &bd).unwrap();
+    let pat = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
+    let dims = Dims { heads: heads as usize, feat: feat as usize };
+    let m64 = dropout_factors(seed, f64::from(p), g.nnz(), dims.heads);
+    let m32: Vec<f32> = m64.iter().map(|&x| x as f32).collect();
+    let (c32, up) = (gt.scale(), upcast);
+    let c64 = f64::from(c32);
+    let (q64, k64, v64, d64) = (up(&q), up(&k), up(&v), up(&d_out));
+    let r = gt_forward_dropout(&pat, dims, &q64, &k64, &v64, c64, &m64).unwrap();
+    let rg = gt_backward_dropout(&pat, dims, &q64, &k64, &v64, c64, &r.out, &r.lse, &d64, &m64).unwrap();
+    let nf = gt_forward_dropout(&pat, dims, &q, &k, &v, c32, &m32).unwrap();
+    let ng = gt_backward_dropout(&pat, dims, &q, &k, &v, c32, &nf.out, &nf.lse, &d_out, &m32).unwrap();
+    let checks = [
+        compare("out", &out, &nf.out, &r.out),
+        compare("lse", &lse, &nf.lse, &r.lse),
+        compare("dq", &down(&grads.dq), &ng.dq, &rg.dq),
+        compare("dk", &down(&grads.dk), &ng.dk, &rg.dk),
+        compare("dv", &down(&grads.dv), &ng.dv, &rg.dv),
+    ];
+    assert_passed(&checks, &context);
+    let again = gt.backward(&gt.forward(&bq, &bk, &bv).unwrap(), &bd).unwrap();
+    assert_eq!(down(&again.dk), down(&grads.dk), "{context}");
+    assert_eq!(down(&again.dv), down(&grads.dv), "{context}");
+}
+
+fn dropout_spread(backend: &Backend) {
+    for (h, f) in DROPOUT_SHAPES {
+        for (options, p, seed) in dropout_cases(h) {
+            check_dropout(backend, h, f, options, p, seed);
+        }
+    }
+    // p = 0 is no dropout: the same bits as a model that never set it.
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let plain = Gt::new(&dg, &GtConfig::new(2, 8)).unwrap();
+    let mut zero = Gt::new(&dg, &GtConfig::new(2, 8)).unwrap();
+    zero.set_dropout(0.0, 99).unwrap();
+    let x: Vec<f32> = (0..40 * 16).map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5).collect();
+    let bx = backend.upload(&x).unwrap();
+    let (p_out, z_out) = (plain.forward(&bx, &bx, &bx).unwrap(), zero.forward(&bx, &bx, &bx).unwrap());
+    assert_eq!(backend.download(&p_out.out).unwrap(), backend.download(&z_out.out).unwrap());
+    for bad in BAD_DROPOUT {
+        assert!(matches!(zero.set_dropout(bad, 1), Err(Error::Unsupported { .. })), "p = {bad}");
+    }
+}
+
+#[test]
+fn gt_dropout_matches_reference_on_the_emulator() {
+    dropout_spread(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn gt_dropout_matches_reference_on_the_gpu() {
+    dropout_spread(&gpu());
 }

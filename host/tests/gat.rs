@@ -2,45 +2,25 @@
 //! (`dfgnn_reference::precision`) for a spread of shapes, every schedule and kernel variant, both
 //! entry points (features + attention vectors, and precomputed node scores): on the emulator
 //! always, and on CUDA device 0 with `--ignored` (those tests are ignored otherwise, and fail
-//! without a device).
+//! without a device); and with attention dropout against the reference fed the same mask.
 
-use dfgnn::{Backend, DeviceGraph, Gat, GatConfig, PlanOptions, Schedule};
-use dfgnn_graphs::Csr;
+mod common;
+
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
+use dfgnn::{Backend, DeviceGraph, Error, Gat, GatConfig, PlanOptions, Schedule};
 use dfgnn_reference::{
-    Check, Dims, Pattern, compare, gat_backward, gat_backward_precomputed, gat_forward, gat_forward_precomputed,
-    gat_node_scores, upcast,
+    Dims, Pattern, compare, dropout_factors, gat_backward, gat_backward_dropout, gat_backward_precomputed,
+    gat_backward_precomputed_dropout, gat_forward, gat_forward_dropout, gat_forward_precomputed,
+    gat_forward_precomputed_dropout, gat_node_scores, upcast,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// A square graph with empty rows, a super row, a duplicated self loop and varied degrees.
-fn graph(rng: &mut ChaCha8Rng, n: usize) -> Csr {
-    let mut edges = Vec::new();
-    for i in 0..n {
-        let d = match i % 5 {
-            0 => 0,
-            1 => 1,
-            2 => rng.random_range(2..9),
-            3 => rng.random_range(9..40),
-            _ => 3,
-        };
-        for _ in 0..d {
-            edges.push((i as u32, rng.random_range(0..n as u32)));
-        }
-    }
-    for _ in 0..150 {
-        edges.push((7, rng.random_range(0..n as u32)));
-    }
-    edges.push((3, 3));
-    edges.push((3, 3));
-    Csr::from_edges(n, n, &edges).unwrap()
-}
 
 const SLOPE: f32 = 0.2;
 
 fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64);
-    let g = graph(&mut rng, 40);
+    let g = graph(&mut rng, 40, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
     let n = g.num_dst() * (heads * feat) as usize;
     let hf = (heads * feat) as usize;
@@ -101,38 +81,14 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     assert_eq!(down(&again.dh), down(&grads.dh));
 }
 
-/// Panics with every check when one failed.
-fn assert_passed(checks: &[Check], context: &str) {
-    if !checks.iter().all(Check::passed) {
-        let lines: Vec<String> = checks.iter().map(Check::to_string).collect();
-        panic!("{context}\n{}", lines.join("\n"));
-    }
-}
-
 fn spread(backend: &Backend) {
     for (h, f) in [(1, 1), (1, 7), (2, 3), (3, 33), (4, 64), (1, 128), (2, 256)] {
         check(backend, h, f, PlanOptions::default());
-        let split = PlanOptions {
-            schedule: Schedule::RowSplit,
-            split_threshold: Some(16),
-            chunk_edges: Some(10),
-            ..Default::default()
-        };
-        check(backend, h, f, split);
+        check(backend, h, f, common::split_options());
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
             check(backend, h, f, PlanOptions { schedule, ..Default::default() });
         }
-        check(
-            backend,
-            h,
-            f,
-            PlanOptions {
-                schedule: Schedule::RowGroup,
-                group_rows: Some(3),
-                split_threshold: Some(20),
-                ..Default::default()
-            },
-        );
+        check(backend, h, f, common::group_options());
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {
@@ -156,6 +112,102 @@ fn spread(backend: &Backend) {
     }
 }
 
+/// GAT with attention dropout `p` against the reference fed the same mask (`dropout_factors`),
+/// through both entry points: the output and every gradient (so the backward regenerated the
+/// forward's mask, also from a saved forward), the same bits on a second run, and on a baseline
+/// schedule a clear error.
+fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, p: f32, seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let hf = (heads * feat) as usize;
+    let mut rand_vec = |n: usize, s: f32| (0..n).map(|_| s * rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
+    let (h, h_dst, d_out) = (rand_vec(n, 1.0), rand_vec(n, 1.0), rand_vec(n, 1.0));
+    let (a_dst, a_src) = (rand_vec(hf, 2.0), rand_vec(hf, 2.0));
+    let mut gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
+    gat.set_dropout(p, seed).unwrap();
+    let up_ = |x: &[f32]| backend.upload(x).unwrap();
+    let (bh, bh_dst, ba_dst, ba_src, bd) = (up_(&h), up_(&h_dst), up_(&a_dst), up_(&a_src), up_(&d_out));
+    let context = format!("GAT dropout p={p} seed={seed} H={heads} F={feat} {options:?}\n{}", gat.plan());
+    if !gat.plan().schedule.is_fused() {
+        return assert_dropout_refused(gat.forward(&bh, &bh_dst, &ba_dst, &ba_src), &context);
+    }
+    assert_packs(heads, feat, &options, gat.plan(), &context);
+    let fwd = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    let grads = gat.backward(&fwd, &bd).unwrap();
+    let pat = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
+    let dims = Dims { heads: heads as usize, feat: feat as usize };
+    let m64 = dropout_factors(seed, f64::from(p), g.nnz(), dims.heads);
+    let m32: Vec<f32> = m64.iter().map(|&x| x as f32).collect();
+    let (up, s64) = (upcast, SLOPE as f64);
+    let (h64, hd64, ad64, as64, d64) = (up(&h), up(&h_dst), up(&a_dst), up(&a_src), up(&d_out));
+    let r = gat_forward_dropout(&pat, dims, &h64, &hd64, &ad64, &as64, s64, &m64).unwrap();
+    let rg = gat_backward_dropout(&pat, dims, &h64, &hd64, &ad64, &as64, s64, &r.out, &r.lse, &d64, &m64).unwrap();
+    let nf = gat_forward_dropout(&pat, dims, &h, &h_dst, &a_dst, &a_src, SLOPE, &m32).unwrap();
+    let ng =
+        gat_backward_dropout(&pat, dims, &h, &h_dst, &a_dst, &a_src, SLOPE, &nf.out, &nf.lse, &d_out, &m32).unwrap();
+    let down = |b: &dfgnn::Buffer<f32>| backend.download(b).unwrap();
+    let checks = [
+        compare("out", &down(&fwd.out), &nf.out, &r.out),
+        compare("lse", &down(&fwd.lse), &nf.lse, &r.lse),
+        compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
+        compare("dh_dst", &down(&grads.dh_dst), &ng.dh_dst, &rg.dh_dst),
+        compare("da_dst", &down(&grads.da_dst), &ng.da_dst, &rg.da_dst),
+        compare("da_src", &down(&grads.da_src), &ng.da_src, &rg.da_src),
+    ];
+    assert_passed(&checks, &context);
+
+    // The precomputed entry point, and its backward from the saved forward state.
+    let el = gat_node_scores(g.num_dst(), dims, &h_dst, &a_dst).unwrap();
+    let er = gat_node_scores(g.num_src(), dims, &h, &a_src).unwrap();
+    let (bel, ber) = (up_(&el), up_(&er));
+    let pfwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+    let (out, lse, stats) = (down(&pfwd.out), down(&pfwd.lse), down(pfwd.stats()));
+    let saved = gat.saved_forward(&bh, &bel, &ber, up_(&out), up_(&lse), up_(&stats)).unwrap();
+    let pgrads = gat.backward_precomputed(&saved, &bd).unwrap();
+    let (el64, er64) = (up(&el), up(&er));
+    let pr = gat_forward_precomputed_dropout(&pat, dims, &h64, &el64, &er64, s64, &m64).unwrap();
+    let prg =
+        gat_backward_precomputed_dropout(&pat, dims, &h64, &el64, &er64, s64, &pr.out, &pr.lse, &d64, &m64).unwrap();
+    let pn = gat_forward_precomputed_dropout(&pat, dims, &h, &el, &er, SLOPE, &m32).unwrap();
+    let png =
+        gat_backward_precomputed_dropout(&pat, dims, &h, &el, &er, SLOPE, &pn.out, &pn.lse, &d_out, &m32).unwrap();
+    let checks = [
+        compare("out", &out, &pn.out, &pr.out),
+        compare("dh", &down(&pgrads.dh), &png.dh, &prg.dh),
+        compare("d_el", &down(&pgrads.d_el), &png.d_el, &prg.d_el),
+        compare("d_er", &down(&pgrads.d_er), &png.d_er, &prg.d_er),
+    ];
+    assert_passed(&checks, &format!("precomputed {context}"));
+
+    let again = gat.backward(&gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap(), &bd).unwrap();
+    assert_eq!(down(&again.dh), down(&grads.dh), "{context}");
+    assert_eq!(down(&again.da_src), down(&grads.da_src), "{context}");
+}
+
+fn dropout_spread(backend: &Backend) {
+    for (h, f) in DROPOUT_SHAPES {
+        for (options, p, seed) in dropout_cases(h) {
+            check_dropout(backend, h, f, options, p, seed);
+        }
+    }
+    // p = 0 is no dropout: the same bits as a model that never set it.
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let plain = Gat::new(&dg, &GatConfig::new(2, 8)).unwrap();
+    let mut zero = Gat::new(&dg, &GatConfig::new(2, 8)).unwrap();
+    zero.set_dropout(0.0, 99).unwrap();
+    let x: Vec<f32> = (0..40 * 16).map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5).collect();
+    let (bx, ba) = (backend.upload(&x).unwrap(), backend.upload(&x[..16]).unwrap());
+    let (p_out, z_out) = (plain.forward(&bx, &bx, &ba, &ba).unwrap(), zero.forward(&bx, &bx, &ba, &ba).unwrap());
+    assert_eq!(backend.download(&p_out.out).unwrap(), backend.download(&z_out.out).unwrap());
+    for bad in BAD_DROPOUT {
+        assert!(matches!(zero.set_dropout(bad, 1), Err(Error::Unsupported { .. })), "p = {bad}");
+    }
+}
+
 #[test]
 fn gat_matches_reference_on_the_emulator() {
     spread(&Backend::emulator());
@@ -165,4 +217,15 @@ fn gat_matches_reference_on_the_emulator() {
 #[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
 fn gat_matches_reference_on_the_gpu() {
     spread(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
+}
+
+#[test]
+fn gat_dropout_matches_reference_on_the_emulator() {
+    dropout_spread(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn gat_dropout_matches_reference_on_the_gpu() {
+    dropout_spread(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
 }

@@ -3,39 +3,17 @@
 //! the emulator always, and on CUDA device 0 with `--ignored` (those tests are ignored otherwise,
 //! and fail without a device).
 
+mod common;
+
+use common::{BAD_DROPOUT, DROPOUT_SHAPES, assert_dropout_refused, assert_packs, assert_passed, dropout_cases, graph};
 use dfgnn::Error;
 use dfgnn::{Backend, DeviceGraph, GatV2, GatV2Config, PlanOptions, Schedule};
-use dfgnn_graphs::Csr;
 use dfgnn_reference::{
-    Check, Dims, Pattern, compare, dropout_factors, gatv2_backward, gatv2_backward_dropout, gatv2_forward,
+    Dims, Pattern, compare, dropout_factors, gatv2_backward, gatv2_backward_dropout, gatv2_forward,
     gatv2_forward_dropout, upcast,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// A graph of `n_dst` rows over `n_src` sources with empty rows, a super row, a duplicated self
-/// loop and varied degrees.
-fn graph(rng: &mut ChaCha8Rng, n_dst: usize, n_src: usize) -> Csr {
-    let mut edges = Vec::new();
-    for i in 0..n_dst {
-        let d = match i % 5 {
-            0 => 0,
-            1 => 1,
-            2 => rng.random_range(2..9),
-            3 => rng.random_range(9..40),
-            _ => 3,
-        };
-        for _ in 0..d {
-            edges.push((i as u32, rng.random_range(0..n_src as u32)));
-        }
-    }
-    for _ in 0..150 {
-        edges.push((7, rng.random_range(0..n_src as u32)));
-    }
-    edges.push((3, 3));
-    edges.push((3, 3));
-    Csr::from_edges(n_dst, n_src, &edges).unwrap()
-}
 
 const SLOPE: f32 = 0.2;
 
@@ -78,37 +56,17 @@ fn check(backend: &Backend, heads: u32, feat: u32, n_src: usize, options: PlanOp
     assert_eq!(down(&again.dxr), down(&grads.dxr), "{context}");
 }
 
-/// Panics with every check when one failed.
-fn assert_passed(checks: &[Check], context: &str) {
-    if !checks.iter().all(Check::passed) {
-        let lines: Vec<String> = checks.iter().map(Check::to_string).collect();
-        panic!("{context}\n{}", lines.join("\n"));
-    }
-}
-
 fn spread(backend: &Backend) {
     for (h, f) in [(1, 1), (1, 7), (3, 33), (4, 64), (1, 128)] {
         // Square, then bipartite (more sources than rows).
         for n_src in [40, 57] {
             check(backend, h, f, n_src, PlanOptions::default());
         }
-        let split = PlanOptions {
-            schedule: Schedule::RowSplit,
-            split_threshold: Some(16),
-            chunk_edges: Some(10),
-            ..Default::default()
-        };
-        check(backend, h, f, 40, split);
+        check(backend, h, f, 40, common::split_options());
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
             check(backend, h, f, 40, PlanOptions { schedule, ..Default::default() });
         }
-        let group = PlanOptions {
-            schedule: Schedule::RowGroup,
-            group_rows: Some(3),
-            split_threshold: Some(20),
-            ..Default::default()
-        };
-        check(backend, h, f, 40, group);
+        check(backend, h, f, 40, common::group_options());
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {
@@ -145,12 +103,9 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
     let (bxl, bxr, ba, bd) = (up_(&xl), up_(&xr), up_(&a), up_(&d_out));
     let context = format!("GATv2 dropout p={p} seed={seed} H={heads} F={feat} {options:?}\n{}", model.plan());
     if !model.plan().schedule.is_fused() {
-        match model.forward(&bxl, &bxr, &ba) {
-            Err(Error::Unsupported { what }) if what.contains("dropout") => return,
-            Err(e) => panic!("{context}: expected Unsupported naming dropout, got {e}"),
-            Ok(_) => panic!("{context}: dropout on a baseline schedule should be an error"),
-        }
+        return assert_dropout_refused(model.forward(&bxl, &bxr, &ba), &context);
     }
+    assert_packs(heads, feat, &options, model.plan(), &context);
     let fwd = model.forward(&bxl, &bxr, &ba).unwrap();
     let grads = model.backward(&fwd, &bd).unwrap();
     let pat = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
@@ -178,24 +133,9 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
 }
 
 fn dropout_spread(backend: &Backend) {
-    let split = PlanOptions {
-        schedule: Schedule::RowSplit,
-        split_threshold: Some(16),
-        chunk_edges: Some(10),
-        ..Default::default()
-    };
-    let group = PlanOptions {
-        schedule: Schedule::RowGroup,
-        group_rows: Some(3),
-        split_threshold: Some(20),
-        ..Default::default()
-    };
-    for (h, f) in [(1, 7), (3, 33), (4, 64)] {
-        for options in [PlanOptions::default(), split.clone(), group.clone()] {
-            check_dropout(backend, h, f, options, 0.3, 17 + h as u64);
-        }
-        for schedule in [Schedule::RowGroup, Schedule::EdgeParallel, Schedule::Unfused] {
-            check_dropout(backend, h, f, PlanOptions { schedule, ..Default::default() }, 0.5, 3);
+    for (h, f) in DROPOUT_SHAPES {
+        for (options, p, seed) in dropout_cases(h) {
+            check_dropout(backend, h, f, options, p, seed);
         }
     }
     // p = 0 is no dropout: the same bits as a model that never set it.
@@ -209,7 +149,7 @@ fn dropout_spread(backend: &Backend) {
     let (bx, ba) = (backend.upload(&x).unwrap(), backend.upload(&x[..16]).unwrap());
     let (p_out, z_out) = (plain.forward(&bx, &bx, &ba).unwrap(), zero.forward(&bx, &bx, &ba).unwrap());
     assert_eq!(backend.download(&p_out.out).unwrap(), backend.download(&z_out.out).unwrap());
-    for bad in [-0.1, 1.0, f32::NAN] {
+    for bad in BAD_DROPOUT {
         assert!(matches!(zero.set_dropout(bad, 1), Err(Error::Unsupported { .. })), "p = {bad}");
     }
 }

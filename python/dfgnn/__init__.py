@@ -5,9 +5,10 @@ allocator; CPU tensors run on dfgnn's SIMT emulator (the real kernels, checked, 
 the package touches no CUDA.
 
 - :class:`dfgnn.Graph`: a graph prepared once (``Graph.from_edge_index``), cached per tensor.
-- :mod:`dfgnn.ops`: ``gt_attention``, ``gat_attention``, ``agnn_attention``,
-  ``attention_weights`` (autograd, ``torch.compile``-able).
-- :mod:`dfgnn.nn`: ``TransformerConv``, ``GATConv``, ``AGNNConv``: PyG's layers with the fused kernels
+- :mod:`dfgnn.ops`: ``gt_attention``, ``gat_attention``, ``gatv2_attention`` (both GATs with
+  fused attention dropout), ``agnn_attention``, ``attention_weights``, ``dropout_mask`` (autograd,
+  ``torch.compile``-able).
+- :mod:`dfgnn.nn`: ``TransformerConv``, ``GATConv``, ``GATv2Conv``, ``AGNNConv``: PyG's layers with the fused kernels
   (imported on demand; needs ``torch_geometric``).
 """
 

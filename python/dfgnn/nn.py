@@ -16,9 +16,9 @@ from torch_geometric.nn import MessagePassing
 from torch_geometric.nn import conv as pyg
 
 from .graph import Graph
-from .ops import agnn_attention, gat_attention, gt_attention
+from .ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
 
-__all__ = ["TransformerConv", "GATConv", "AGNNConv", "convert"]
+__all__ = ["TransformerConv", "GATConv", "GATv2Conv", "AGNNConv", "convert"]
 
 _FALLBACKS = ("warn", "error", "silent")
 
@@ -29,6 +29,12 @@ def _generic_propagate(self, edge_index, size=None, **kwargs):
     a ``propagate`` in the class's own namespace keeps PyG from compiling one that takes the wrong
     arguments."""
     return MessagePassing.propagate(self, edge_index, size=size, **kwargs)
+
+
+def _generic_edge_updater(self, edge_index, size=None, **kwargs):
+    """PyG's generic ``edge_updater``, for the fallback path of the GAT layers (PyG compiles one
+    per class from the class's ``forward``, as it does ``propagate``)."""
+    return MessagePassing.edge_updater(self, edge_index, size=size, **kwargs)
 
 
 class _Fused:
@@ -63,8 +69,9 @@ class _Fused:
 class TransformerConv(_Fused, pyg.TransformerConv):
     """PyG's :class:`~torch_geometric.nn.conv.TransformerConv` with dfgnn's GT attention.
 
-    Served: heads, concat, beta, root weight, bias, bipartite inputs. PyG's path: ``edge_dim``,
-    attention dropout in training, ``return_attention_weights``, sparse adjacencies.
+    Served: heads, concat, beta, root weight, bias, bipartite inputs, attention dropout in
+    training (fused; dfgnn's mask, seeded from torch's CPU generator on every call, not PyG's
+    bits). PyG's path: ``edge_dim``, ``return_attention_weights``, sparse adjacencies.
     """
 
     propagate = _generic_propagate
@@ -80,8 +87,6 @@ class TransformerConv(_Fused, pyg.TransformerConv):
             extra.append("edge features (edge_dim)")
         if return_attention_weights is not None:
             extra.append("return_attention_weights")
-        if self.training and self.dropout > 0:
-            extra.append("attention dropout in training")
         reasons = self._unserved(x_dst, edge_index, extra) + self._unserved(x_src, edge_index, [])
         if reasons:
             self._fall_back(sorted(set(reasons)))
@@ -91,7 +96,7 @@ class TransformerConv(_Fused, pyg.TransformerConv):
         query = self.lin_query(x_dst).view(-1, H, C)
         key = self.lin_key(x_src).view(-1, H, C)
         value = self.lin_value(x_src).view(-1, H, C)
-        out = gt_attention(query, key, value, graph)
+        out = gt_attention(query, key, value, graph, dropout=self.dropout if self.training else 0.0)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if self.root_weight:
             x_r = self.lin_skip(x_dst)
@@ -108,12 +113,15 @@ class GATConv(_Fused, pyg.GATConv):
 
     Served: heads, concat, negative slope, self loops (removed and re-added, as PyG does), bias,
     residual, shared or separate source/destination weights, bipartite inputs (without self
-    loops), ``return_attention_weights`` (α in the order of the edges with their loops, as PyG's;
-    not differentiable). PyG's path: ``edge_dim``, attention dropout in training (the fused kernel
-    has none yet), an explicit ``size``, a pair without destination features, sparse adjacencies.
+    loops), attention dropout in training (fused: the mask from dfgnn's Philox stream, seeded from
+    torch's CPU generator on every call, so it is not PyG's mask), ``return_attention_weights``
+    (α in the order of the edges with their loops, as PyG's, dropped as PyG's; not
+    differentiable). PyG's path: ``edge_dim``, an explicit ``size``, a pair without destination
+    features, sparse adjacencies.
     """
 
     propagate = _generic_propagate
+    edge_updater = _generic_edge_updater
 
     def __init__(self, *args, fallback: str = "warn", **kwargs):
         super().__init__(*args, **kwargs)
@@ -131,8 +139,6 @@ class GATConv(_Fused, pyg.GATConv):
             extra.append("a pair without destination features")
         elif pair and self.add_self_loops and x_src.size(0) != x_dst.size(0):
             extra.append("self loops on a bipartite graph")
-        if self.training and self.dropout > 0:
-            extra.append("attention dropout in training (the fused kernel has none yet)")
         reasons = self._unserved(x_src, edge_index, extra)
         if x_dst is not None:
             reasons += self._unserved(x_dst, edge_index, [])
@@ -152,7 +158,64 @@ class GATConv(_Fused, pyg.GATConv):
             edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
         )
         weights = bool(return_attention_weights)
-        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights)
+        p = self.dropout if self.training else 0.0
+        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights, dropout=p)
+        out, alpha = result if weights else (result, None)
+        out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+        if res is not None:
+            out = out + res
+        if self.bias is not None:
+            out = out + self.bias
+        if weights:
+            return out, (graph.edge_index, alpha)
+        return out
+
+
+class GATv2Conv(_Fused, pyg.GATv2Conv):
+    """PyG's :class:`~torch_geometric.nn.conv.GATv2Conv` with dfgnn's GATv2 attention.
+
+    Served: heads, concat, negative slope, self loops (removed and re-added, as PyG does), bias,
+    residual, shared or separate weights, bipartite inputs (without self loops), attention
+    dropout in training (fused; dfgnn's mask, seeded from torch's CPU generator on every call,
+    not PyG's bits), ``return_attention_weights`` (α in the order of the edges with their loops,
+    as PyG's, dropped as PyG's; not differentiable). PyG's path: ``edge_dim``, a pair without
+    destination features, sparse adjacencies.
+    """
+
+    propagate = _generic_propagate
+    edge_updater = _generic_edge_updater
+
+    def __init__(self, *args, fallback: str = "warn", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_fallback(fallback)
+
+    def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
+        pair = not isinstance(x, Tensor)
+        x_src, x_dst = x if pair else (x, x)
+        extra = []
+        if self.lin_edge is not None or edge_attr is not None:
+            extra.append("edge features (edge_dim)")
+        if x_dst is None:
+            extra.append("a pair without destination features")
+        elif pair and self.add_self_loops and x_src.size(0) != x_dst.size(0):
+            extra.append("self loops on a bipartite graph")
+        reasons = self._unserved(x_src, edge_index, extra)
+        if x_dst is not None:
+            reasons += self._unserved(x_dst, edge_index, [])
+        if reasons:
+            self._fall_back(sorted(set(reasons)))
+            return super().forward(x, edge_index, edge_attr, return_attention_weights)
+        H, C = self.heads, self.out_channels
+        res = self.res(x_dst) if self.res is not None else None
+        x_l = self.lin_l(x_src).view(-1, H, C)
+        x_r = x_l if self.share_weights and not pair else self.lin_r(x_dst).view(-1, H, C)
+        graph = Graph.from_edge_index(
+            edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
+        )
+        weights = bool(return_attention_weights)
+        p = self.dropout if self.training else 0.0
+        a = self.att.reshape(H, C)
+        result = gatv2_attention(x_l, x_r, a, graph, self.negative_slope, dropout=p, return_attention_weights=weights)
         out, alpha = result if weights else (result, None)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if res is not None:
@@ -183,12 +246,11 @@ class AGNNConv(_Fused, pyg.AGNNConv):
         return agnn_attention(x, graph, self.beta)
 
 
-#: PyG's layer → dfgnn's. GATv2Conv joins when the library's GATv2 kernels do: a
-#: ``dfgnn.ops.gatv2_attention`` over the same saved state as ``gat_attention``, and a layer shaped
-#: as :class:`GATConv`.
+#: PyG's layer → dfgnn's.
 _REPLACEMENTS: dict[type, type] = {
     pyg.TransformerConv: TransformerConv,
     pyg.GATConv: GATConv,
+    pyg.GATv2Conv: GATv2Conv,
     pyg.AGNNConv: AGNNConv,
 }
 

@@ -9,13 +9,15 @@ On CUDA an op queues its kernels on ``torch.cuda.current_stream(device)`` (read 
 the tensors' device and returns without waiting; its outputs and its workspace are ``torch.empty``
 tensors on that stream, so torch's caching allocator owns all memory. The first call of an op
 and shape on a graph plans it and measures its workspace (make that call before capturing a CUDA
-graph; captured replays then equal eager runs). GT's and GAT's forwards save the per-row softmax
-state (``lse``, ``stats``) for their backwards, which do not run the forward again.
+graph; captured replays then equal eager runs). GT's, GAT's and GATv2's forwards save the per-row
+softmax state (``lse``, ``stats``) for their backwards, which do not run the forward again; GAT's
+and GATv2's attention dropout saves only its seed (the backward regenerates the mask).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -26,7 +28,7 @@ from .graph import Graph, _check_device, _lookup
 #: Bytes a tensor's data must be aligned to: the kernels load 16-byte vectors.
 ALIGNMENT = 16
 
-__all__ = ["gt_attention", "gat_attention", "agnn_attention", "attention_weights"]
+__all__ = ["gt_attention", "gat_attention", "gatv2_attention", "agnn_attention", "attention_weights", "dropout_mask"]
 
 
 def _check_features(name: str, x: Tensor, nodes: int, graph: Graph) -> tuple[int, int]:
@@ -104,6 +106,57 @@ def _check_scores(name: str, x: Tensor, nodes: int, heads: int, graph: Graph) ->
 
 
 # ---------------------------------------------------------------------------------------------
+# Attention dropout
+
+
+def _check_dropout(p: float) -> float:
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), not {p}")
+    return p
+
+
+def _draw_seed(p: float, seed: Tensor | int | None) -> Optional[Tensor]:
+    """The mask's seed as a one-element int64 CPU tensor (``None`` without dropout): ``seed`` as
+    given, or drawn from torch's default CPU generator (``torch.randint``), so that a run under
+    ``torch.manual_seed`` is reproducible and every call draws a new mask."""
+    if p == 0.0:
+        return None
+    if seed is None:
+        return torch.randint(0, 2**63 - 1, (), dtype=torch.int64)
+    if isinstance(seed, Tensor):
+        if seed.numel() != 1 or seed.dtype != torch.int64 or seed.device.type != "cpu":
+            raise ValueError(f"seed must be one int64 value on the CPU, not {seed.dtype} {list(seed.shape)} on {seed.device}")
+        return seed.reshape(())
+    bits = int(seed) % 2**64  # the seed's 64 bits, held as int64
+    return torch.tensor(bits - 2**64 if bits >= 2**63 else bits, dtype=torch.int64)
+
+
+def _dropout_arg(p: float, seed: Optional[Tensor]) -> tuple[float, int]:
+    """``(p, seed)`` for the extension (the seed's 64 bits as an unsigned integer)."""
+    if p == 0.0 or seed is None:
+        return 0.0, 0
+    return p, int(seed.item()) % 2**64
+
+
+def dropout_mask(graph: Graph, p: float, seed: Tensor | int, heads: int) -> Tensor:
+    """The attention-dropout mask the kernels apply under probability ``p`` and ``seed``: ``[E, H]``
+    bool, True where edge ``e`` (in the order of ``graph.edge_index``) keeps head ``h``, from the
+    kernels' own Philox-4x32-10 of (seed, the edge's CSR slot, head). A kept weight is scaled by
+    ``1 / (1 − p)``. For checking the ops (they regenerate the mask and store none); computed on
+    the CPU."""
+    p = _check_dropout(p)
+    seed_t = _draw_seed(p, seed)
+    _, seed_u = _dropout_arg(p, seed_t)
+    raw = _dfgnn._dropout_keep(p, seed_u, graph.num_edges, int(heads))
+    flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.zeros(0, dtype=torch.uint8)
+    csr = flat.to(torch.bool).view(graph.num_edges, int(heads))
+    mask = torch.empty_like(csr)
+    mask[graph.edge_perm.cpu()] = csr
+    return mask.to(graph.device)
+
+
+# ---------------------------------------------------------------------------------------------
 # GT
 
 
@@ -121,24 +174,38 @@ def _saved_like(x: Tensor, nodes: int, heads: int, feat: int) -> tuple[Tensor, T
 
 
 @torch.library.custom_op("dfgnn::gt_forward", mutates_args=())
-def _gt_forward(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _gt_forward(
+    q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gt(q, k, v, graph)
     q, k, v = _ready("q", q), _ready("k", k), _ready("v", v)
     saved = _saved_like(q, graph.num_dst, heads, feat)
-    _call(graph, _dfgnn._gt_forward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved))
+    _call(graph, _dfgnn._gt_forward, (heads, feat, scale), _ptrs(q, k, v), _dropout_arg(dropout, seed), _ptrs(*saved))
     return saved
 
 
 @_gt_forward.register_fake
-def _(q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    q: Tensor, k: Tensor, v: Tensor, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     n, h, f = q.shape
     return q.new_empty(n, h, f), q.new_empty(n, h), q.new_empty(n, h, 2)
 
 
 @torch.library.custom_op("dfgnn::gt_backward", mutates_args=())
 def _gt_backward(
-    q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, scale: float
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    scale: float,
+    dropout: float,
+    seed: Optional[Tensor],
 ) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gt(q, k, v, graph)
@@ -146,39 +213,59 @@ def _gt_backward(
     q, k, v, d_out = _ready("q", q), _ready("k", k), _ready("v", v), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     dq, dk, dv = _empty(q), _empty(k), _empty(v)
-    _call(graph, _dfgnn._gt_backward, (heads, feat, scale), _ptrs(q, k, v), _ptrs(*saved), d_out.data_ptr(), _ptrs(dq, dk, dv))
+    _call(
+        graph,
+        _dfgnn._gt_backward,
+        (heads, feat, scale),
+        _ptrs(q, k, v),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dq, dk, dv),
+    )
     return dq, dk, dv
 
 
 @_gt_backward.register_fake
-def _(q, k, v, out, lse, stats, d_out, graph_id: int, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    q, k, v, out, lse, stats, d_out, graph_id: int, scale: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 def _gt_setup(ctx, inputs, output) -> None:
-    q, k, v, graph_id, scale = inputs
+    q, k, v, graph_id, scale, dropout, seed = inputs
     out, lse, stats = output
-    ctx.save_for_backward(q, k, v, out, lse, stats)
-    ctx.graph_id, ctx.scale = graph_id, scale
+    ctx.save_for_backward(q, k, v, out, lse, stats, seed)
+    ctx.graph_id, ctx.scale, ctx.dropout = graph_id, scale, dropout
     ctx.mark_non_differentiable(lse, stats)
 
 
 def _gt_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
-    q, k, v, out, lse, stats = ctx.saved_tensors
-    dq, dk, dv = _gt_backward(q, k, v, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.scale)
-    return dq, dk, dv, None, None
+    q, k, v, out, lse, stats, seed = ctx.saved_tensors
+    dq, dk, dv = _gt_backward(q, k, v, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.scale, ctx.dropout, seed)
+    return dq, dk, dv, None, None, None, None
 
 
 _gt_forward.register_autograd(_gt_grad, setup_context=_gt_setup)
 
 
-def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | None = None) -> Tensor:
+def gt_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    graph: Graph,
+    scale: float | None = None,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
+) -> Tensor:
     """Graph-transformer attention: ``out_i = Σ_j softmax_j(scale·q_i·k_j)·v_j`` over the edges
     ``j → i`` of ``graph``, per head.
 
     ``q`` is ``[num_dst, H, F]``, ``k`` and ``v`` are ``[num_src, H, F]``, float32, on the graph's
     device; ``scale`` defaults to ``1/√F``. A destination without edges gets zeros. Differentiable
-    in ``q``, ``k`` and ``v``.
+    in ``q``, ``k`` and ``v``. ``dropout`` and ``seed``: attention dropout as in
+    :func:`gat_attention` (PyG's ``TransformerConv(dropout=…)`` in training).
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
@@ -186,11 +273,12 @@ def gt_attention(q: Tensor, k: Tensor, v: Tensor, graph: Graph, scale: float | N
     scale = 1.0 / math.sqrt(feat) if scale is None else float(scale)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be finite, not {scale}")
-    return _gt_forward(q, k, v, graph.id, scale)[0]
+    p = _check_dropout(dropout)
+    return _gt_forward(q, k, v, graph.id, scale, p, _draw_seed(p, seed))[0]
 
 
 # ---------------------------------------------------------------------------------------------
-# GAT (GATv2 joins here: an op over the same saved state, once the library has `GatV2`)
+# GAT
 
 
 def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, int]:
@@ -201,24 +289,38 @@ def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, in
 
 
 @torch.library.custom_op("dfgnn::gat_forward", mutates_args=())
-def _gat_forward(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _gat_forward(
+    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gat(h, el, er, graph)
     h, el, er = _ready("h", h), _ready("el", el), _ready("er", er)
     saved = _saved_like(h, graph.num_dst, heads, feat)
-    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved))
+    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _dropout_arg(dropout, seed), _ptrs(*saved))
     return saved
 
 
 @_gat_forward.register_fake
-def _(h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     n, heads = el.shape
     return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2)
 
 
 @torch.library.custom_op("dfgnn::gat_backward", mutates_args=())
 def _gat_backward(
-    h: Tensor, el: Tensor, er: Tensor, out: Tensor, lse: Tensor, stats: Tensor, d_out: Tensor, graph_id: int, slope: float
+    h: Tensor,
+    el: Tensor,
+    er: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
 ) -> tuple[Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gat(h, el, er, graph)
@@ -226,27 +328,41 @@ def _gat_backward(
     h, el, er, d_out = _ready("h", h), _ready("el", el), _ready("er", er), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     dh, d_el, d_er = _empty(h), _empty(el), _empty(er)
-    _call(graph, _dfgnn._gat_backward, (heads, feat, slope), _ptrs(h, el, er), _ptrs(*saved), d_out.data_ptr(), _ptrs(dh, d_el, d_er))
+    _call(
+        graph,
+        _dfgnn._gat_backward,
+        (heads, feat, slope),
+        _ptrs(h, el, er),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dh, d_el, d_er),
+    )
     return dh, d_el, d_er
 
 
 @_gat_backward.register_fake
-def _(h, el, er, out, lse, stats, d_out, graph_id: int, slope: float) -> tuple[Tensor, Tensor, Tensor]:
+def _(
+    h, el, er, out, lse, stats, d_out, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
     return h.new_empty(h.shape), el.new_empty(el.shape), er.new_empty(er.shape)
 
 
 def _gat_setup(ctx, inputs, output) -> None:
-    h, el, er, graph_id, slope = inputs
+    h, el, er, graph_id, slope, dropout, seed = inputs
     out, lse, stats = output
-    ctx.save_for_backward(h, el, er, out, lse, stats)
-    ctx.graph_id, ctx.slope = graph_id, slope
+    # The backward regenerates the forward's mask from the same seed (saved, never redrawn).
+    ctx.save_for_backward(h, el, er, out, lse, stats, seed)
+    ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
     ctx.mark_non_differentiable(lse, stats)
 
 
 def _gat_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
-    h, el, er, out, lse, stats = ctx.saved_tensors
-    dh, d_el, d_er = _gat_backward(h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope)
-    return dh, d_el, d_er, None, None
+    h, el, er, out, lse, stats, seed = ctx.saved_tensors
+    dh, d_el, d_er = _gat_backward(
+        h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+    )
+    return dh, d_el, d_er, None, None, None, None
 
 
 _gat_forward.register_autograd(_gat_grad, setup_context=_gat_setup)
@@ -259,28 +375,44 @@ def gat_attention(
     graph: Graph,
     negative_slope: float = 0.2,
     return_attention_weights: bool = False,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
 ) -> Tensor | tuple[Tensor, Tensor]:
     """GAT attention: ``out_i = Σ_j softmax_j(LeakyReLU(el_i + er_j))·h_j`` over the edges
     ``j → i`` of ``graph``, per head.
 
     ``h`` is ``[num_src, H, F]`` (the projected source features), ``el`` ``[num_dst, H]`` and ``er``
     ``[num_src, H]`` the destination and source scores (PyG's ``alpha_dst`` and ``alpha_src``:
-    ``(x·att).sum(-1)``), float32 on the graph's device. Differentiable in all three. With
-    ``return_attention_weights``, also returns α ``[E, H]`` in the order of ``graph.edge_index``
-    (:func:`attention_weights`; not differentiable).
+    ``(x·att).sum(-1)``), float32 on the graph's device. Differentiable in all three.
+
+    ``dropout`` is attention dropout (PyG's ``GATConv(dropout=…)`` in training): each edge's
+    weight of each head is dropped with that probability and the kept ones scaled by
+    ``1 / (1 − dropout)``, after the softmax. The mask comes from ``seed`` (an int or a one-element
+    int64 CPU tensor; by default drawn from torch's CPU generator on every call, so runs under
+    ``torch.manual_seed`` repeat); the backward regenerates it (:func:`dropout_mask` gives it).
+    Pass ``dropout=0`` outside training.
+
+    With ``return_attention_weights``, also returns α ``[E, H]`` in the order of
+    ``graph.edge_index`` (:func:`attention_weights`, with the dropout mask applied as PyG's; not
+    differentiable).
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
-    _check_gat(h, el, er, graph)
+    heads, _ = _check_gat(h, el, er, graph)
     slope = float(negative_slope)
     if not math.isfinite(slope):
         raise ValueError(f"negative_slope must be finite, not {slope}")
-    out, lse, _ = _gat_forward(h, el, er, graph.id, slope)
+    p = _check_dropout(dropout)
+    seed_t = _draw_seed(p, seed)
+    out, lse, _ = _gat_forward(h, el, er, graph.id, slope, p, seed_t)
     if not return_attention_weights:
         return out
     src, dst = graph.edge_index[0], graph.edge_index[1]
     scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
-    return out, attention_weights(scores, lse, graph)
+    alpha = attention_weights(scores, lse, graph)
+    if seed_t is not None:
+        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
+    return out, alpha
 
 
 def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:
@@ -293,6 +425,145 @@ def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:
         raise ValueError(f"lse must be [{graph.num_dst}, {scores.shape[1]}], not {list(lse.shape)}")
     with torch.no_grad():
         return torch.exp(scores.detach() - lse.detach()[graph.edge_index[1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# GATv2
+
+
+def _check_gatv2(xl: Tensor, xr: Tensor, a: Tensor, graph: Graph) -> tuple[int, int]:
+    heads, feat = _check_features("xl", xl, graph.num_src, graph)
+    if _check_features("xr", xr, graph.num_dst, graph) != (heads, feat):
+        raise ValueError(f"xr has {list(xr.shape[1:])} heads × features, xl has {[heads, feat]}")
+    if not isinstance(a, Tensor):
+        raise TypeError(f"a must be a torch.Tensor, not {type(a).__name__}")
+    _check_device(a, "a")
+    if a.device != graph.device:
+        raise ValueError(f"a is on {a.device}, the graph on {graph.device}")
+    if a.dtype != torch.float32:
+        raise TypeError(f"a is {a.dtype}: dfgnn's kernels take float32 (cast with .float())")
+    if list(a.shape) != [heads, feat]:
+        raise ValueError(f"a must be [{heads}, {feat}] (heads × features), not {list(a.shape)}")
+    return heads, feat
+
+
+@torch.library.custom_op("dfgnn::gatv2_forward", mutates_args=())
+def _gatv2_forward(
+    xl: Tensor, xr: Tensor, a: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gatv2(xl, xr, a, graph)
+    xl, xr, a = _ready("xl", xl), _ready("xr", xr), _ready("a", a)
+    saved = _saved_like(xl, graph.num_dst, heads, feat)
+    _call(graph, _dfgnn._gatv2_forward, (heads, feat, slope), _ptrs(xl, xr, a), _dropout_arg(dropout, seed), _ptrs(*saved))
+    return saved
+
+
+@_gatv2_forward.register_fake
+def _(
+    xl: Tensor, xr: Tensor, a: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    n, heads, feat = xr.shape
+    return xr.new_empty(n, heads, feat), xr.new_empty(n, heads), xr.new_empty(n, heads, 2)
+
+
+@torch.library.custom_op("dfgnn::gatv2_backward", mutates_args=())
+def _gatv2_backward(
+    xl: Tensor,
+    xr: Tensor,
+    a: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+) -> tuple[Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gatv2(xl, xr, a, graph)
+    _check_features("d_out", d_out, graph.num_dst, graph)
+    xl, xr, a, d_out = _ready("xl", xl), _ready("xr", xr), _ready("a", a), _ready("d_out", d_out)
+    saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
+    dxl, dxr, da = _empty(xl), _empty(xr), _empty(a)
+    _call(
+        graph,
+        _dfgnn._gatv2_backward,
+        (heads, feat, slope),
+        _ptrs(xl, xr, a),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        d_out.data_ptr(),
+        _ptrs(dxl, dxr, da),
+    )
+    return dxl, dxr, da
+
+
+@_gatv2_backward.register_fake
+def _(
+    xl, xr, a, out, lse, stats, d_out, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+) -> tuple[Tensor, Tensor, Tensor]:
+    return xl.new_empty(xl.shape), xr.new_empty(xr.shape), a.new_empty(a.shape)
+
+
+def _gatv2_setup(ctx, inputs, output) -> None:
+    xl, xr, a, graph_id, slope, dropout, seed = inputs
+    out, lse, stats = output
+    ctx.save_for_backward(xl, xr, a, out, lse, stats, seed)
+    ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
+    ctx.mark_non_differentiable(lse, stats)
+
+
+def _gatv2_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
+    xl, xr, a, out, lse, stats, seed = ctx.saved_tensors
+    dxl, dxr, da = _gatv2_backward(
+        xl, xr, a, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+    )
+    return dxl, dxr, da, None, None, None, None
+
+
+_gatv2_forward.register_autograd(_gatv2_grad, setup_context=_gatv2_setup)
+
+
+def gatv2_attention(
+    xl: Tensor,
+    xr: Tensor,
+    a: Tensor,
+    graph: Graph,
+    negative_slope: float = 0.2,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
+    return_attention_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """GATv2 attention (PyG's ``GATv2Conv``): ``out_i = Σ_j softmax_j(⟨a, LeakyReLU(xl_j + xr_i)⟩)·xl_j``
+    over the edges ``j → i`` of ``graph``, per head.
+
+    ``xl`` is ``[num_src, H, F]`` (the sources' transform, scored and aggregated), ``xr``
+    ``[num_dst, H, F]`` (the destinations'), ``a`` ``[H, F]`` (PyG's ``att`` without its leading
+    1), float32 on the graph's device. Differentiable in all three. ``dropout`` and ``seed`` as in
+    :func:`gat_attention`. With ``return_attention_weights``, also returns α ``[E, H]`` in the
+    order of ``graph.edge_index`` (dropped as PyG's; not differentiable).
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
+    heads, _ = _check_gatv2(xl, xr, a, graph)
+    slope = float(negative_slope)
+    if not math.isfinite(slope):
+        raise ValueError(f"negative_slope must be finite, not {slope}")
+    p = _check_dropout(dropout)
+    seed_t = _draw_seed(p, seed)
+    out, lse, _ = _gatv2_forward(xl, xr, a, graph.id, slope, p, seed_t)
+    if not return_attention_weights:
+        return out
+    src, dst = graph.edge_index[0], graph.edge_index[1]
+    with torch.no_grad():
+        z = torch.nn.functional.leaky_relu(xl.detach()[src] + xr.detach()[dst], slope)
+        scores = (z * a.detach()).sum(-1)
+    alpha = attention_weights(scores, lse, graph)
+    if seed_t is not None:
+        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
+    return out, alpha
 
 
 # ---------------------------------------------------------------------------------------------

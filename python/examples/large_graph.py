@@ -1,4 +1,4 @@
-"""3-layer GT and GAT models on a large generated graph: epoch time and peak memory, dfgnn's
+"""3-layer GT, GAT (and GATv2) models on a large generated graph: epoch time and peak memory, dfgnn's
 layers against PyG's.
 
     python python/examples/large_graph.py [--graph er|pl] [--nodes 1048576] [--degree 16] \\
@@ -11,8 +11,9 @@ distribution, not the same edges), ``pl`` draws sources and destinations from Ch
 features are random (``[N, heads·feat]``), the loss is the mean square of the last layer's output.
 
 A model is three layers of ``heads × feat`` (concatenated, so each layer maps ``heads·feat`` to
-``heads·feat``) with ELU between them: ``TransformerConv`` (GT) or ``GATConv`` (GAT, no
-attention dropout: dfgnn's fused kernel has none yet, and PyG's layer is run the same way). An
+``heads·feat``) with ELU between them: ``TransformerConv`` (GT), ``GATConv`` (GAT) or
+``GATv2Conv`` (GATv2, ``--models gatv2``), without attention dropout (the layers' default; both
+libraries run the same model). An
 epoch is one full-graph forward, backward and Adam step, synchronised; the time is the median
 over ``--epochs`` epochs after one warm-up epoch; the peak is ``torch.cuda.max_memory_allocated``
 over the timed epochs (the graph, features and parameters included). A run that runs out of
@@ -51,6 +52,8 @@ LAYERS = {
     ("gt", "dfgnn"): lambda d, h, f: dfgnn.nn.TransformerConv(d, f, heads=h, fallback="error"),
     ("gat", "pyg"): lambda d, h, f: pyg.GATConv(d, f, heads=h, add_self_loops=False),
     ("gat", "dfgnn"): lambda d, h, f: dfgnn.nn.GATConv(d, f, heads=h, add_self_loops=False, fallback="error"),
+    ("gatv2", "pyg"): lambda d, h, f: pyg.GATv2Conv(d, f, heads=h, add_self_loops=False),
+    ("gatv2", "dfgnn"): lambda d, h, f: dfgnn.nn.GATv2Conv(d, f, heads=h, add_self_loops=False, fallback="error"),
 }
 
 

@@ -18,8 +18,10 @@ use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use dfgnn::external::{self, Call, External, Saved};
-use dfgnn::{Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, Gt, GtConfig, Workspace};
+use dfgnn::external::{self, Call, Dropout, External, Saved};
+use dfgnn::{
+    Agnn, AgnnConfig, Backend, BackendKind, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, Workspace,
+};
 use dfgnn_graphs::Csr;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -62,10 +64,12 @@ fn to_py(e: dfgnn::Error) -> PyErr {
 enum Op {
     Gt(Gt<'static, 'static>),
     Gat(Gat<'static, 'static>),
+    GatV2(GatV2<'static, 'static>),
     Agnn(Agnn<'static, 'static>),
 }
 
-/// Which op, heads, features, and its parameter's bits (GT's scale, GAT's slope; 0 for AGNN).
+/// Which op, heads, features, and its parameter's bits (GT's scale, GAT's and GATv2's slope; 0
+/// for AGNN).
 type OpKey = (&'static str, u32, u32, u32);
 
 /// A graph prepared on a backend: CSR by destination, its CSC, statistics, and its planned ops.
@@ -266,12 +270,19 @@ fn gat(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc
     })
 }
 
+/// The GATv2 op of this shape and slope.
+fn gatv2(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc<Op>> {
+    graph.op(("gatv2", heads, feat, slope.to_bits()), |g| {
+        GatV2::new(g, &GatV2Config { slope, ..GatV2Config::new(heads, feat) }).map(Op::GatV2)
+    })
+}
+
 /// The AGNN op of this shape.
 fn agnn(graph: &PreparedGraph, heads: u32, feat: u32) -> PyResult<Arc<Op>> {
     graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))
 }
 
-/// GT forward: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
+/// GT forward with attention dropout `(p, seed)`: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
 /// the graph's device). Returns the workspace bytes (all it does without a workspace).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -284,9 +295,11 @@ fn _gt_forward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (q, k, v) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gt(graph, heads, feat, scale)?;
     let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
     let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
@@ -296,7 +309,7 @@ fn _gt_forward(
     // shapes on the graph's device (checked there), kept alive across this call and the work it
     // queues (PyTorch's stream order); the outputs and the workspace are fresh `torch.empty`
     // tensors; `stream` is the device's current PyTorch stream.
-    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, out) }).map_err(to_py)
+    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, dropout, out) }).map_err(to_py)
 }
 
 /// GT backward into `dq`, `dk`, `dv` from the forward's saved state (as `_gt_forward`).
@@ -311,11 +324,13 @@ fn _gt_backward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
     d_out: usize,
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((q, k, v), (dq, dk, dv)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gt(graph, heads, feat, scale)?;
     let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
     let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
@@ -324,12 +339,13 @@ fn _gt_backward(
     let grads = (f(dq, dst), f(dk, src), f(dv, src));
     let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
     // SAFETY: as in `_gt_forward`; `dq`, `dk` and `dv` are three fresh `torch.empty` tensors.
-    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, out, d_out, grads) })
+    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, dropout, out, d_out, grads) })
         .map_err(to_py)
 }
 
 /// GAT forward from node scores `el` (`[N_dst, H]`) and `er` (`[N_src, H]`) over `h`
-/// (`[N_src, H, F]`), into `out`, `lse`, `stats` (as `_gt_forward`).
+/// (`[N_src, H, F]`), with attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as
+/// `_gt_forward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_forward(
@@ -341,19 +357,22 @@ fn _gat_forward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (h, el, er) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gat(graph, heads, feat, slope)?;
     let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
     let (h, el, er) = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
     let out = saved(out, dst, heads, feat);
     // SAFETY: as in `_gt_forward`.
-    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, out) }).map_err(to_py)
+    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, dropout, out) }).map_err(to_py)
 }
 
-/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state (as `_gt_backward`).
+/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state and dropout (as
+/// `_gt_backward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_backward(
@@ -365,11 +384,13 @@ fn _gat_backward(
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     inputs: (usize, usize, usize),
+    dropout: (f32, u64),
     out: (usize, usize, usize),
     d_out: usize,
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((h, el, er), (dh, d_el, d_er)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gat(graph, heads, feat, slope)?;
     let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
@@ -378,8 +399,70 @@ fn _gat_backward(
     let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
     let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
     // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, out, d_out, grads) })
+    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, dropout, out, d_out, grads) })
         .map_err(to_py)
+}
+
+/// GATv2 forward over `xl` (`[N_src, H, F]`), `xr` (`[N_dst, H, F]`) and `a` (`[H, F]`), with
+/// attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as `_gt_forward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gatv2_forward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+) -> PyResult<usize> {
+    let (xl, xr, a) = inputs;
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gatv2(graph, heads, feat, slope)?;
+    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
+    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    let (inputs, out) = ((f(xl, src), f(xr, dst), f(a, 1)), saved(out, dst, heads, feat));
+    // SAFETY: as in `_gt_forward`.
+    py.detach(|| unsafe { external::gatv2_forward(gatv2, call(stream, workspace), inputs, dropout, out) })
+        .map_err(to_py)
+}
+
+/// GATv2 backward into `dxl`, `dxr`, `da` from the forward's saved state and dropout (as
+/// `_gt_backward`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gatv2_backward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+    d_out: usize,
+    grads: (usize, usize, usize),
+) -> PyResult<usize> {
+    let ((xl, xr, a), (dxl, dxr, da)) = (inputs, grads);
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gatv2(graph, heads, feat, slope)?;
+    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
+    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    let inputs = (f(xl, src), f(xr, dst), f(a, 1));
+    let grads = (f(dxl, src), f(dxr, dst), f(da, 1));
+    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
+    // SAFETY: as in `_gt_backward`.
+    py.detach(|| unsafe {
+        external::gatv2_backward(gatv2, call(stream, workspace), inputs, dropout, out, d_out, grads)
+    })
+    .map_err(to_py)
 }
 
 /// AGNN forward into `out` (as `_gt_forward`; the graph must be square).
@@ -428,6 +511,24 @@ fn _agnn_backward(
     py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), h, beta, d_out, dh) }).map_err(to_py)
 }
 
+/// The kernels' attention-dropout mask of `num_edges` CSR edges × `heads` heads under
+/// probability `p` and `seed`, edge-major, one byte each (1 kept, 0 dropped): what the tests'
+/// references multiply by (the kernels regenerate it; nothing stores it).
+#[pyfunction]
+fn _dropout_keep(py: Python<'_>, p: f32, seed: u64, num_edges: u64, heads: u32) -> PyResult<Vec<u8>> {
+    let dropout = Dropout { p, seed };
+    py.detach(|| {
+        let mut mask = Vec::with_capacity(num_edges as usize * heads as usize);
+        for edge in 0..num_edges {
+            for head in 0..heads {
+                mask.push(u8::from(external::dropout_keep(dropout, edge, head)?));
+            }
+        }
+        Ok(mask)
+    })
+    .map_err(to_py)
+}
+
 /// The module: the prepared graph type and the op entry points.
 #[pymodule]
 fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -436,7 +537,10 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gt_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gatv2_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gatv2_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_dropout_keep, m)?)?;
     Ok(())
 }

@@ -33,14 +33,31 @@ def gt_reference(q, k, v, edge_index, num_dst, scale):
     return softmax_aggregate((q[dst] * k[src]).sum(-1) * scale, v, edge_index, num_dst)[0]
 
 
-def gat_reference(h, el, er, edge_index, num_dst, slope):
-    """Edge-wise GAT attention from node scores in plain torch: (out, α in edge order)."""
+def gat_reference(h, el, er, edge_index, num_dst, slope, factors=None):
+    """Edge-wise GAT attention from node scores in plain torch: (out, α in edge order), with
+    attention dropout's ``[E, H]`` factors (0 dropped, ``1/(1 − p)`` kept) when given."""
     src, dst = edge_index[0], edge_index[1]
-    return softmax_aggregate(torch.nn.functional.leaky_relu(el[dst] + er[src], slope), h, edge_index, num_dst)
+    s = torch.nn.functional.leaky_relu(el[dst] + er[src], slope)
+    return softmax_aggregate(s, h, edge_index, num_dst, factors)
 
 
-def softmax_aggregate(s, v, edge_index, num_dst):
-    """``(Σ_j softmax_j(s)·v_j, α)`` per destination and head, ``s`` the ``[E, H]`` edge scores."""
+def gatv2_reference(xl, xr, a, edge_index, num_dst, slope, factors=None):
+    """Edge-wise GATv2 attention in plain torch: (out, α in edge order), ``a`` ``[H, F]``."""
+    src, dst = edge_index[0], edge_index[1]
+    s = (torch.nn.functional.leaky_relu(xl[src] + xr[dst], slope) * a).sum(-1)
+    return softmax_aggregate(s, xl, edge_index, num_dst, factors)
+
+
+def dropout_factors(graph, p, seed, heads, dtype):
+    """The ``[E, H]`` factors of the kernels' dropout mask (``dfgnn.ops.dropout_mask``)."""
+    import dfgnn.ops
+
+    return dfgnn.ops.dropout_mask(graph, p, seed, heads).cpu().to(dtype) / (1.0 - p)
+
+
+def softmax_aggregate(s, v, edge_index, num_dst, factors=None):
+    """``(Σ_j softmax_j(s)·v_j, α)`` per destination and head, ``s`` the ``[E, H]`` edge scores;
+    with dropout ``factors``, α is multiplied by them (and returned so, as PyG's)."""
     src, dst = edge_index[0], edge_index[1]
     heads = s.shape[1]
     top = torch.full((num_dst, heads), -math.inf, dtype=s.dtype).scatter_reduce(
@@ -49,6 +66,8 @@ def softmax_aggregate(s, v, edge_index, num_dst):
     e = torch.exp(s - top[dst].detach())
     total = torch.zeros(num_dst, heads, dtype=s.dtype).index_add(0, dst, e)
     alpha = e / total[dst]
+    if factors is not None:
+        alpha = alpha * factors
     return torch.zeros(num_dst, *v.shape[1:], dtype=v.dtype).index_add(0, dst, alpha[..., None] * v[src]), alpha
 
 

@@ -10,10 +10,18 @@ import os
 
 import pytest
 import torch
-from conftest import agnn_reference, assert_tolerance, gat_reference, gt_reference
+from conftest import (
+    agnn_reference,
+    assert_tolerance,
+    dropout_factors,
+    gat_reference,
+    gatv2_reference,
+    gt_reference,
+    softmax_aggregate,
+)
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
 
 
 @pytest.fixture
@@ -75,6 +83,65 @@ def test_gt_and_gat_on_cuda_match_the_f64_reference(cuda, case, shape):
             gt, gat = gt.detach(), gat.detach()
         results[kind] = [gt, gat, *grads]
     for i, what in enumerate(("gt", "gat", "dq", "dk", "dv", "d_el", "d_er")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"H{h}F{f}" for h, f in SHAPES])
+@pytest.mark.parametrize("p", [0.0, 0.4])
+def test_gatv2_and_attention_dropout_on_cuda_match_the_f64_reference(cuda, case, shape, p):
+    """GATv2 (without and with dropout) and GAT with dropout, the reference fed the kernels' mask."""
+    name, edge_index, num_src, num_dst = case
+    graph = dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=(num_src, num_dst))
+    heads, seed = shape[0], 5 + shape[1]
+    xl64, xr64 = _inputs(17, shape, num_src, num_dst)
+    a64 = torch.randn(*shape, generator=torch.Generator().manual_seed(18), dtype=torch.float64)
+    el64, er64 = (torch.randn(n, heads, dtype=torch.float64) for n in (num_dst, num_src))
+    d_out = _inputs(19, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        xl, xr, a, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (xl64, xr64, a64, el64, er64))
+        if kind == "fused":
+            dev = [x.detach().to(cuda).requires_grad_() for x in (xl, xr, a, el, er)]
+            v2 = gatv2_attention(*dev[:3], graph, dropout=p, seed=seed)
+            gat = gat_attention(dev[0], dev[3], dev[4], graph, dropout=p, seed=seed)
+            torch.autograd.backward([v2, gat], [d_out.float().to(cuda)] * 2)
+            grads = [x.grad.cpu() for x in dev]
+            v2, gat = v2.detach().cpu(), gat.detach().cpu()
+        else:
+            factors = dropout_factors(graph, p, seed, heads, dtype) if p > 0 else None
+            v2, _ = gatv2_reference(xl, xr, a, edge_index, num_dst, 0.2, factors)
+            gat, _ = gat_reference(xl, el, er, edge_index, num_dst, 0.2, factors)
+            torch.autograd.backward([v2, gat], [d_out.to(dtype)] * 2)
+            grads = [x.grad for x in (xl, xr, a, el, er)]
+            v2, gat = v2.detach(), gat.detach()
+        results[kind] = [v2, gat, *grads]
+    for i, what in enumerate(("gatv2", "gat", "dxl", "dxr", "da", "d_el", "d_er")):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_gt_dropout_on_cuda_matches_the_f64_reference(cuda, case):
+    name, edge_index, num_src, num_dst = case
+    graph = dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=(num_src, num_dst))
+    shape, p, seed = (4, 16), 0.3, 21
+    q64, k64, v64 = _inputs(22, shape, num_dst, num_src, num_src)
+    d_out = _inputs(23, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        q, k, v = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64))
+        if kind == "fused":
+            dev = [x.detach().to(cuda).requires_grad_() for x in (q, k, v)]
+            out = gt_attention(*dev, graph, dropout=p, seed=seed)
+            out.backward(d_out.float().to(cuda))
+            results[kind] = [out.detach().cpu(), *(x.grad.cpu() for x in dev)]
+        else:
+            factors = dropout_factors(graph, p, seed, shape[0], dtype)
+            src, dst = edge_index[0], edge_index[1]
+            out = softmax_aggregate((q[dst] * k[src]).sum(-1) / 4.0, v, edge_index, num_dst, factors)[0]
+            out.backward(d_out.to(dtype))
+            results[kind] = [out.detach(), q.grad, k.grad, v.grad]
+    for i, what in enumerate(("out", "dq", "dk", "dv")):
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
 
 

@@ -8,10 +8,18 @@ import sys
 
 import pytest
 import torch
-from conftest import agnn_reference, assert_tolerance, gat_reference, gt_reference
+from conftest import (
+    agnn_reference,
+    assert_tolerance,
+    dropout_factors,
+    gat_reference,
+    gatv2_reference,
+    gt_reference,
+    softmax_aggregate,
+)
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
 
 
 def _inputs(seed, shape, *sizes):
@@ -32,6 +40,27 @@ def test_gt_forward_and_backward_match_the_f64_reference(graph_case, shape):
             out = gt_attention(q, k, v, graph)
         else:
             out = gt_reference(q, k, v, edge_index, num_dst, scale)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), q.grad, k.grad, v.grad)
+    for i, what in enumerate(("out", "dq", "dk", "dv")):
+        assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gt_dropout_matches_the_f64_reference_with_the_same_mask(graph_case, shape):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    q64, k64, v64 = _inputs(27, shape, num_dst, num_src, num_src)
+    d_out = _inputs(28, shape, num_dst)[0]
+    scale, p, seed = 1 / math.sqrt(shape[1]), 0.35, 77 + shape[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        q, k, v = (x.to(dtype).detach().clone().requires_grad_() for x in (q64, k64, v64))
+        if kind == "fused":
+            out = gt_attention(q, k, v, graph, dropout=p, seed=seed)
+        else:
+            factors = dropout_factors(graph, p, seed, shape[0], dtype)
+            src, dst = edge_index[0], edge_index[1]
+            out = softmax_aggregate((q[dst] * k[src]).sum(-1) * scale, v, edge_index, num_dst, factors)[0]
         out.backward(d_out.to(dtype))
         results[kind] = (out.detach(), q.grad, k.grad, v.grad)
     for i, what in enumerate(("out", "dq", "dk", "dv")):
@@ -76,6 +105,124 @@ def test_gat_forward_backward_and_weights_match_the_f64_reference(graph_case, sh
         results[kind] = (out.detach(), alpha.detach(), h.grad, el.grad, er.grad)
     for i, what in enumerate(("out", "alpha", "dh", "d_el", "d_er")):
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("p", [0.3, 0.8])
+def test_gat_dropout_matches_the_f64_reference_with_the_same_mask(graph_case, shape, p):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads, seed = shape[0], 1234 + heads_seed(shape)
+    (h64,) = _inputs(21, shape, num_src)
+    g = torch.Generator().manual_seed(22)
+    el64, er64 = torch.randn(num_dst, heads, generator=g, dtype=torch.float64), torch.randn(num_src, heads, generator=g, dtype=torch.float64)
+    d_out = _inputs(23, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        h, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (h64, el64, er64))
+        if kind == "fused":
+            out, alpha = gat_attention(h, el, er, graph, 0.2, return_attention_weights=True, dropout=p, seed=seed)
+        else:
+            factors = dropout_factors(graph, p, seed, heads, dtype)
+            out, alpha = gat_reference(h, el, er, edge_index, num_dst, 0.2, factors)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), alpha.detach(), h.grad, el.grad, er.grad)
+    for i, what in enumerate(("out", "alpha", "dh", "d_el", "d_er")):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_gatv2_forward_backward_and_weights_match_the_f64_reference(graph_case, shape, p):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads, seed = shape[0], 99 + heads_seed(shape)
+    xl64, xr64 = _inputs(41, shape, num_src, num_dst)
+    a64 = torch.randn(*shape, generator=torch.Generator().manual_seed(42), dtype=torch.float64)
+    d_out = _inputs(43, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        xl, xr, a = (x.to(dtype).detach().clone().requires_grad_() for x in (xl64, xr64, a64))
+        if kind == "fused":
+            out, alpha = gatv2_attention(xl, xr, a, graph, 0.2, dropout=p, seed=seed, return_attention_weights=True)
+        else:
+            factors = dropout_factors(graph, p, seed, heads, dtype) if p > 0 else None
+            out, alpha = gatv2_reference(xl, xr, a, edge_index, num_dst, 0.2, factors)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), alpha.detach(), xl.grad, xr.grad, a.grad)
+    for i, what in enumerate(("out", "alpha", "dxl", "dxr", "da")):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gatv2_checks_its_shapes_and_draws_its_seeds_from_torch():
+    graph = dfgnn.Graph.from_edge_index(_random_edges_for_workspace(), num_nodes=30)
+    xl, xr, a = torch.randn(30, 2, 4), torch.randn(30, 2, 4), torch.randn(2, 4)
+    with pytest.raises(ValueError, match=r"a must be \[2, 4\]"):
+        gatv2_attention(xl, xr, torch.randn(1, 2, 4), graph)
+    with pytest.raises(ValueError, match="xr has"):
+        gatv2_attention(xl, torch.randn(30, 2, 5), a, graph)
+    with pytest.raises(TypeError, match="float32"):
+        gatv2_attention(xl, xr, a.double(), graph)
+    with pytest.raises(ValueError, match="dropout"):
+        gatv2_attention(xl, xr, a, graph, dropout=1.0)
+    torch.manual_seed(4)
+    first, second = gatv2_attention(xl, xr, a, graph, dropout=0.5), gatv2_attention(xl, xr, a, graph, dropout=0.5)
+    torch.manual_seed(4)
+    assert torch.equal(first, gatv2_attention(xl, xr, a, graph, dropout=0.5))
+    assert not torch.equal(first, second)
+    assert torch.equal(gatv2_attention(xl, xr, a, graph), gatv2_attention(xl, xr, a, graph, dropout=0.0, seed=3))
+
+
+def heads_seed(shape):
+    return 17 * shape[0] + shape[1]
+
+
+def test_gat_dropout_zero_is_no_dropout_and_the_mask_drops_about_p():
+    edge_index = _random_edges_for_workspace()
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=30)
+    h, el, er = torch.randn(30, 3, 4), torch.randn(30, 3), torch.randn(30, 3)
+    assert torch.equal(gat_attention(h, el, er, graph), gat_attention(h, el, er, graph, dropout=0.0, seed=5))
+    mask = dfgnn.ops.dropout_mask(graph, 0.5, 99, 3)
+    assert mask.shape == (graph.num_edges, 3) and mask.dtype == torch.bool
+    assert 0.35 < mask.float().mean() < 0.65
+    assert torch.equal(mask, dfgnn.ops.dropout_mask(graph, 0.5, torch.tensor(99), 3))
+    assert not torch.equal(mask, dfgnn.ops.dropout_mask(graph, 0.5, 100, 3))
+    for bad in (-0.1, 1.0, math.nan):
+        with pytest.raises(ValueError, match="dropout"):
+            gat_attention(h, el, er, graph, dropout=bad)
+    with pytest.raises(ValueError, match="seed"):
+        gat_attention(h, el, er, graph, dropout=0.5, seed=torch.tensor([1.0]))
+
+
+def test_gat_dropout_seeds_come_from_torchs_generator_and_the_backward_reuses_them():
+    edge_index = _random_edges_for_workspace()
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=30)
+    g = torch.Generator().manual_seed(31)
+    h64, d_out = torch.randn(30, 2, 5, generator=g, dtype=torch.float64), torch.randn(30, 2, 5, generator=g, dtype=torch.float64)
+    el64, er64 = torch.randn(30, 2, generator=g, dtype=torch.float64), torch.randn(30, 2, generator=g, dtype=torch.float64)
+
+    def run():
+        h, el, er = (x.float().requires_grad_() for x in (h64, el64, er64))
+        out = gat_attention(h, el, er, graph, dropout=0.5)
+        torch.rand(100)  # torch's generator moves on before the backward: it must not redraw
+        out.backward(d_out.float())
+        return out.detach(), h.grad, el.grad, er.grad
+
+    torch.manual_seed(7)
+    first, second = run(), run()
+    torch.manual_seed(7)
+    again = run()
+    for a, b in zip(first, again):
+        assert torch.equal(a, b), "the same torch seed gives the same masks"
+    assert not torch.equal(first[0], second[0]), "each call draws a new mask"
+    torch.manual_seed(7)
+    seed = torch.randint(0, 2**63 - 1, (), dtype=torch.int64)
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32)):
+        h, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (h64, el64, er64))
+        out, _ = gat_reference(h, el, er, graph.edge_index, 30, 0.2, dropout_factors(graph, 0.5, seed, 2, dtype))
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), h.grad, el.grad, er.grad)
+    for i, what in enumerate(("out", "dh", "d_el", "d_er")):
+        assert_tolerance(what, first[i], results["naive"][i], results["ref"][i])
 
 
 def test_gat_checks_its_score_shapes():
@@ -205,12 +352,18 @@ def test_the_ops_pass_opcheck():
     edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 3]])
     graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
     q, k, v = (torch.randn(4, 2, 4, requires_grad=True) for _ in range(3))
-    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5))
+    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5, 0.0, None))
+    torch.library.opcheck(torch.ops.dfgnn.gt_forward.default, (q, k, v, graph.id, 0.5, 0.3, torch.tensor(5)))
     h = torch.randn(4, 1, 5, requires_grad=True)
     beta = torch.tensor([1.3], requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.agnn_forward.default, (h, beta, graph.id))
     h, el, er = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)
-    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2))
+    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.0, None))
+    seed = torch.tensor(11, dtype=torch.int64)
+    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.4, seed))
+    xl, xr, a = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
+    torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.0, None))
+    torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.4, seed))
 
 
 def test_torch_compile_fullgraph_matches_eager():
@@ -219,14 +372,20 @@ def test_torch_compile_fullgraph_matches_eager():
 
     def step(q, k, v, h, beta, el, er):
         loss = gt_attention(q, k, v, graph).sum() + agnn_attention(h, graph, beta).square().sum()
-        return loss + gat_attention(q, el, er, graph).square().sum()
+        loss = loss + gat_attention(q, el, er, graph).square().sum()
+        # Attention dropout with its seed drawn from torch's generator inside the compiled step.
+        loss = loss + gat_attention(v, el, er, graph, dropout=0.5).square().sum()
+        loss = loss + gt_attention(q, k, v, graph, dropout=0.2).square().sum()
+        return loss + gatv2_attention(q, k, q[0], graph, dropout=0.3).square().sum()
 
     args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]
     args += [torch.randn(4, 5, requires_grad=True), torch.tensor([0.9], requires_grad=True)]
     args += [torch.randn(4, 2, requires_grad=True), torch.randn(4, 2, requires_grad=True)]
     compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    torch.manual_seed(3)
     eager_loss = step(*args)
     eager_grads = torch.autograd.grad(eager_loss, args)
+    torch.manual_seed(3)
     compiled_loss = compiled(*args)
     compiled_grads = torch.autograd.grad(compiled_loss, args)
     assert torch.equal(eager_loss, compiled_loss)

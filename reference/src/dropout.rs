@@ -5,6 +5,11 @@
 //! `⌊p·2^32⌋`. A kept weight is scaled by `1 / (1 − p)`, so the output's expectation is the
 //! undropped one.
 
+use num_traits::Float;
+
+use crate::pattern::check_edges;
+use crate::{Pattern, RefError};
+
 /// One Philox-4x32 round: the two products of the multipliers with words 0 and 2, then the
 /// permuted words with the key mixed in.
 fn round(x: [u32; 4], key: [u32; 2]) -> [u32; 4] {
@@ -39,4 +44,18 @@ pub fn dropout_factors(seed: u64, p: f64, num_edges: usize, heads: usize) -> Vec
     (0..num_edges * heads)
         .map(|i| if dropout_keep(seed, p, (i / heads) as u64, (i % heads) as u32) { scale } else { 0.0 })
         .collect()
+}
+
+/// `alpha ⊙ factors` (`[E, H]` both), or `alpha` itself without dropout: the masked weights every
+/// model's dropout forward aggregates and its backward multiplies the aggregation's gradient by.
+pub(crate) fn dropped<T: Float>(
+    op: &'static str,
+    pattern: &Pattern<'_>,
+    heads: usize,
+    alpha: Vec<T>,
+    factors: Option<&[T]>,
+) -> Result<Vec<T>, RefError> {
+    let Some(factors) = factors else { return Ok(alpha) };
+    check_edges(op, "factors", factors, pattern, heads)?;
+    Ok(alpha.iter().zip(factors).map(|(&x, &f)| x * f).collect())
 }

@@ -8,6 +8,7 @@
 
 use num_traits::Float;
 
+use crate::dropout::dropped;
 use crate::ops::{alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, spmm, spmm_backward};
 use crate::pattern::{check_dense, check_edges, check_len, check_saved, layout, product};
 use crate::{Dims, Pattern, RefError};
@@ -169,19 +170,6 @@ pub fn gatv2_forward_dropout<T: Float>(
     factors: &[T],
 ) -> Result<GatV2Forward<T>, RefError> {
     forward(pattern, dims, xl, xr, a, slope, Some(factors))
-}
-
-/// `alpha ⊙ factors`, or `alpha` itself without dropout.
-fn dropped<T: Float>(
-    op: &'static str,
-    pattern: &Pattern<'_>,
-    heads: usize,
-    alpha: Vec<T>,
-    factors: Option<&[T]>,
-) -> Result<Vec<T>, RefError> {
-    let Some(factors) = factors else { return Ok(alpha) };
-    check_edges(op, "factors", factors, pattern, heads)?;
-    Ok(alpha.iter().zip(factors).map(|(&x, &f)| x * f).collect())
 }
 
 fn forward<T: Float>(

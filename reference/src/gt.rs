@@ -3,6 +3,7 @@
 
 use num_traits::Float;
 
+use crate::dropout::dropped;
 use crate::num::cast;
 use crate::ops::{
     alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, sddmm_backward, sddmm_dot, spmm,
@@ -56,9 +57,36 @@ pub fn gt_forward<T: Float>(
     v: &[T],
     scale: T,
 ) -> Result<GtForward<T>, RefError> {
-    check_inputs("gt_forward", pattern, dims, q, k, v)?;
+    forward(pattern, dims, (q, k, v), scale, None)
+}
+
+/// [`gt_forward`] with attention dropout: `o_i = Σ_j α_ij·factor_ij·v_j`, `factors` the `[E, H]`
+/// dropout factors (`crate::dropout_factors`: `1 / (1 − p)` where kept, 0 where dropped); `lse`
+/// is the undropped softmax's.
+pub fn gt_forward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    scale: T,
+    factors: &[T],
+) -> Result<GtForward<T>, RefError> {
+    forward(pattern, dims, (q, k, v), scale, Some(factors))
+}
+
+fn forward<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    (q, k, v): (&[T], &[T], &[T]),
+    scale: T,
+    factors: Option<&[T]>,
+) -> Result<GtForward<T>, RefError> {
+    const OP: &str = "gt_forward";
+    check_inputs(OP, pattern, dims, q, k, v)?;
     let scores = sddmm_dot(pattern, dims, q, k, scale)?;
     let (alpha, lse) = row_softmax(pattern, dims.heads, &scores)?;
+    let alpha = dropped(OP, pattern, dims.heads, alpha, factors)?;
     let out = spmm(pattern, dims, &alpha, v)?;
     Ok(GtForward { out, lse })
 }
@@ -94,6 +122,31 @@ pub fn gt_backward<T: Float>(
     gt_backward_with_scores(pattern, dims, q, k, v, scale, out, lse, d_out).map(|(grads, _)| grads)
 }
 
+/// [`gt_backward`] of [`gt_forward_dropout`] with the same `factors`: with `o = (α⊙m)·v`, the
+/// aggregation's gradient of `α⊙m` is multiplied by `m` on its way to α, and `D = dO·o` as
+/// without dropout.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the kernel interface: inputs, saved state, the incoming gradient and the mask"
+)]
+pub fn gt_backward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    scale: T,
+    out: &[T],
+    lse: &[T],
+    d_out: &[T],
+    factors: &[T],
+) -> Result<GtGrads<T>, RefError> {
+    const OP: &str = "gt_backward";
+    check_inputs(OP, pattern, dims, q, k, v)?;
+    check_saved(OP, pattern, dims, out, lse, d_out)?;
+    backward(pattern, dims, (q, k, v), scale, (out, lse, d_out), Some(factors)).map(|(grads, _)| grads)
+}
+
 /// Validates the pattern and dims and checks the shapes of `q`, `k` and `v`.
 fn check_inputs<T>(
     op: &'static str,
@@ -123,11 +176,25 @@ pub(crate) fn gt_backward_with_scores<T: Float>(
     lse: &[T],
     d_out: &[T],
 ) -> Result<(GtGrads<T>, Vec<T>), RefError> {
+    backward(pattern, dims, (q, k, v), scale, (out, lse, d_out), None)
+}
+
+fn backward<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    (q, k, v): (&[T], &[T], &[T]),
+    scale: T,
+    (out, lse, d_out): (&[T], &[T], &[T]),
+    factors: Option<&[T]>,
+) -> Result<(GtGrads<T>, Vec<T>), RefError> {
+    const OP: &str = "gt_backward";
     let scores = sddmm_dot(pattern, dims, q, k, scale)?;
     let alpha = alpha_from_lse(pattern, dims.heads, &scores, lse)?;
+    let kept = dropped(OP, pattern, dims.heads, alpha.clone(), factors)?;
     let delta = attention_delta(pattern.num_dst, dims, out, d_out)?;
-    let agg = spmm_backward(pattern, dims, &alpha, v, d_out)?;
-    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &agg.d_alpha, &delta)?;
+    let agg = spmm_backward(pattern, dims, &kept, v, d_out)?;
+    let d_alpha = dropped(OP, pattern, dims.heads, agg.d_alpha, factors)?;
+    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &d_alpha, &delta)?;
     let qk = sddmm_backward(pattern, dims, q, k, &ds, scale)?;
     let grads = GtGrads { dq: qk.dq, dk: qk.dk, dv: agg.dv };
     Ok((grads, ds))

@@ -69,15 +69,16 @@ pub use agnn::{
 pub use dropout::{dropout_factors, dropout_keep, dropout_threshold, philox4x32_10};
 pub use error::RefError;
 pub use gat::{
-    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_precomputed,
-    gat_edge_scores, gat_edge_scores_backward, gat_forward, gat_forward_precomputed, gat_node_scores,
+    EdgeScoreGrads, GatForward, GatGrads, GatPrecomputedGrads, NodeScoreGrads, gat_backward, gat_backward_dropout,
+    gat_backward_precomputed, gat_backward_precomputed_dropout, gat_edge_scores, gat_edge_scores_backward, gat_forward,
+    gat_forward_dropout, gat_forward_precomputed, gat_forward_precomputed_dropout, gat_node_scores,
     gat_node_scores_backward,
 };
 pub use gatv2::{
     GatV2Forward, GatV2Grads, GatV2ScoreGrads, gatv2_backward, gatv2_backward_dropout, gatv2_edge_scores,
     gatv2_edge_scores_backward, gatv2_forward, gatv2_forward_dropout,
 };
-pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_forward};
+pub use gt::{GtForward, GtGrads, default_gt_scale, gt_backward, gt_backward_dropout, gt_forward, gt_forward_dropout};
 pub use ops::{
     SddmmGrads, SpmmGrads, alpha_from_lse, attention_delta, row_softmax, row_softmax_backward,
     row_softmax_backward_with_delta, sddmm_backward, sddmm_dot, spmm, spmm_backward,

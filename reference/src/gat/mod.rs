@@ -9,6 +9,7 @@
 
 use num_traits::Float;
 
+use crate::dropout::dropped;
 use crate::ops::{alpha_from_lse, attention_delta, row_softmax, row_softmax_backward_with_delta, spmm, spmm_backward};
 use crate::pattern::{check_dense, check_len, check_saved, check_scalars, layout, product};
 use crate::{Dims, Pattern, RefError};
@@ -76,7 +77,28 @@ pub fn gat_forward<T: Float>(
     check_full_inputs(OP, pattern, dims, h, h_dst, a_dst, a_src)?;
     let el = gat_node_scores(pattern.num_dst, dims, h_dst, a_dst)?;
     let er = gat_node_scores(pattern.num_src, dims, h, a_src)?;
-    gat_forward_precomputed(pattern, dims, h, &el, &er, slope)
+    forward_precomputed(pattern, dims, h, &el, &er, slope, None)
+}
+
+/// [`gat_forward`] with attention dropout: `o_i = Σ_j α_ij·factor_ij·h_j`, `factors` the `[E, H]`
+/// dropout factors (`crate::dropout_factors`: `1 / (1 − p)` where kept, 0 where dropped); `lse`
+/// is the undropped softmax's.
+#[expect(clippy::too_many_arguments, reason = "gat_forward's arguments and the mask")]
+pub fn gat_forward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[T],
+    h_dst: &[T],
+    a_dst: &[T],
+    a_src: &[T],
+    slope: T,
+    factors: &[T],
+) -> Result<GatForward<T>, RefError> {
+    const OP: &str = "gat_forward_dropout";
+    check_full_inputs(OP, pattern, dims, h, h_dst, a_dst, a_src)?;
+    let el = gat_node_scores(pattern.num_dst, dims, h_dst, a_dst)?;
+    let er = gat_node_scores(pattern.num_src, dims, h, a_src)?;
+    forward_precomputed(pattern, dims, h, &el, &er, slope, Some(factors))
 }
 
 /// GAT forward from precomputed node scores.
@@ -95,10 +117,36 @@ pub fn gat_forward_precomputed<T: Float>(
     er: &[T],
     slope: T,
 ) -> Result<GatForward<T>, RefError> {
+    forward_precomputed(pattern, dims, h, el, er, slope, None)
+}
+
+/// [`gat_forward_precomputed`] with attention dropout (`factors` as in [`gat_forward_dropout`]).
+pub fn gat_forward_precomputed_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[T],
+    el: &[T],
+    er: &[T],
+    slope: T,
+    factors: &[T],
+) -> Result<GatForward<T>, RefError> {
+    forward_precomputed(pattern, dims, h, el, er, slope, Some(factors))
+}
+
+fn forward_precomputed<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[T],
+    el: &[T],
+    er: &[T],
+    slope: T,
+    factors: Option<&[T]>,
+) -> Result<GatForward<T>, RefError> {
     const OP: &str = "gat_forward_precomputed";
     check_precomputed_inputs(OP, pattern, dims, h, el, er)?;
     let scores = gat_edge_scores(pattern, dims.heads, el, er, slope)?;
     let (alpha, lse) = row_softmax(pattern, dims.heads, &scores)?;
+    let alpha = dropped(OP, pattern, dims.heads, alpha, factors)?;
     let out = spmm(pattern, dims, &alpha, h)?;
     Ok(GatForward { out, lse })
 }
@@ -128,12 +176,44 @@ pub fn gat_backward<T: Float>(
     lse: &[T],
     d_out: &[T],
 ) -> Result<GatGrads<T>, RefError> {
+    backward(pattern, dims, (h, h_dst, a_dst, a_src), slope, (out, lse, d_out), None)
+}
+
+/// [`gat_backward`] of [`gat_forward_dropout`] with the same `factors`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the kernel interface: inputs, saved state, the incoming gradient and the mask"
+)]
+pub fn gat_backward_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[T],
+    h_dst: &[T],
+    a_dst: &[T],
+    a_src: &[T],
+    slope: T,
+    out: &[T],
+    lse: &[T],
+    d_out: &[T],
+    factors: &[T],
+) -> Result<GatGrads<T>, RefError> {
+    backward(pattern, dims, (h, h_dst, a_dst, a_src), slope, (out, lse, d_out), Some(factors))
+}
+
+fn backward<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    (h, h_dst, a_dst, a_src): (&[T], &[T], &[T], &[T]),
+    slope: T,
+    (out, lse, d_out): (&[T], &[T], &[T]),
+    factors: Option<&[T]>,
+) -> Result<GatGrads<T>, RefError> {
     const OP: &str = "gat_backward";
     check_full_inputs(OP, pattern, dims, h, h_dst, a_dst, a_src)?;
     check_saved(OP, pattern, dims, out, lse, d_out)?;
     let el = gat_node_scores(pattern.num_dst, dims, h_dst, a_dst)?;
     let er = gat_node_scores(pattern.num_src, dims, h, a_src)?;
-    let pre = gat_backward_precomputed(pattern, dims, h, &el, &er, slope, out, lse, d_out)?;
+    let pre = backward_precomputed(pattern, dims, (h, &el, &er), slope, (out, lse, d_out), factors)?;
     let dst = gat_node_scores_backward(pattern.num_dst, dims, h_dst, a_dst, &pre.d_el)?;
     let src = gat_node_scores_backward(pattern.num_src, dims, h, a_src, &pre.d_er)?;
     let mut dh = pre.dh;
@@ -168,14 +248,49 @@ pub fn gat_backward_precomputed<T: Float>(
     lse: &[T],
     d_out: &[T],
 ) -> Result<GatPrecomputedGrads<T>, RefError> {
+    backward_precomputed(pattern, dims, (h, el, er), slope, (out, lse, d_out), None)
+}
+
+/// [`gat_backward_precomputed`] of [`gat_forward_precomputed_dropout`] with the same `factors`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the kernel interface: inputs, saved state, the incoming gradient and the mask"
+)]
+pub fn gat_backward_precomputed_dropout<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    h: &[T],
+    el: &[T],
+    er: &[T],
+    slope: T,
+    out: &[T],
+    lse: &[T],
+    d_out: &[T],
+    factors: &[T],
+) -> Result<GatPrecomputedGrads<T>, RefError> {
+    backward_precomputed(pattern, dims, (h, el, er), slope, (out, lse, d_out), Some(factors))
+}
+
+/// The precomputed backward: with dropout factors `m`, `o = (α⊙m)·h`, so the aggregation's
+/// gradient of `α⊙m` is multiplied by `m` on its way to α, and `D = dO·o` as without dropout.
+fn backward_precomputed<T: Float>(
+    pattern: &Pattern<'_>,
+    dims: Dims,
+    (h, el, er): (&[T], &[T], &[T]),
+    slope: T,
+    (out, lse, d_out): (&[T], &[T], &[T]),
+    factors: Option<&[T]>,
+) -> Result<GatPrecomputedGrads<T>, RefError> {
     const OP: &str = "gat_backward_precomputed";
     check_precomputed_inputs(OP, pattern, dims, h, el, er)?;
     check_saved(OP, pattern, dims, out, lse, d_out)?;
     let scores = gat_edge_scores(pattern, dims.heads, el, er, slope)?;
     let alpha = alpha_from_lse(pattern, dims.heads, &scores, lse)?;
+    let kept = dropped(OP, pattern, dims.heads, alpha.clone(), factors)?;
     let delta = attention_delta(pattern.num_dst, dims, out, d_out)?;
-    let agg = spmm_backward(pattern, dims, &alpha, h, d_out)?;
-    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &agg.d_alpha, &delta)?;
+    let agg = spmm_backward(pattern, dims, &kept, h, d_out)?;
+    let d_alpha = dropped(OP, pattern, dims.heads, agg.d_alpha, factors)?;
+    let ds = row_softmax_backward_with_delta(pattern, dims.heads, &alpha, &d_alpha, &delta)?;
     let node = gat_edge_scores_backward(pattern, dims.heads, el, er, slope, &ds)?;
     Ok(GatPrecomputedGrads { dh: agg.dv, d_el: node.d_el, d_er: node.d_er })
 }

@@ -1,9 +1,11 @@
 //! GAT: gradient checks for every input of both variants (square and bipartite), the shared
-//! feature case of a square graph, a dense forward oracle, and the LeakyReLU edge scores.
+//! feature case of a square graph, a dense forward oracle, the LeakyReLU edge scores, and both
+//! variants under attention dropout.
 
 use dfgnn_reference::{
-    Dims, gat_backward, gat_backward_precomputed, gat_edge_scores, gat_forward, gat_forward_precomputed,
-    gat_node_scores,
+    Dims, dropout_factors, gat_backward, gat_backward_dropout, gat_backward_precomputed,
+    gat_backward_precomputed_dropout, gat_edge_scores, gat_forward, gat_forward_dropout, gat_forward_precomputed,
+    gat_forward_precomputed_dropout, gat_node_scores,
 };
 
 use crate::common::{
@@ -139,4 +141,58 @@ fn edge_scores_are_leaky_relu_of_el_plus_er() {
     let s = gat_edge_scores(&p, 1, &el, &er, 0.1).unwrap();
     // Edges: (0,0): 0.75 > 0; (0,2): -1.5 -> -0.15; (1,1): -0.25 -> -0.025.
     assert_close("scores", &s, &[0.75, -0.15, -0.025], 1e-15);
+}
+
+#[test]
+fn gat_dropout_gradients_match_central_differences() {
+    for (gi, g) in test_graphs(50).iter().enumerate() {
+        let p = g.pattern();
+        for dims in DIMS {
+            let x = inputs(g, dims, 500 + gi as u64);
+            let m = dropout_factors(gi as u64, 0.4, p.num_edges(), dims.heads);
+            let (h, h_dst, a_dst, a_src) = (&x.h, &x.h_dst, &x.a_dst, &x.a_src);
+            let fwd = gat_forward_dropout(&p, dims, h, h_dst, a_dst, a_src, SLOPE, &m).unwrap();
+            let (out, lse) = (&fwd.out, &fwd.lse);
+            let grads = gat_backward_dropout(&p, dims, h, h_dst, a_dst, a_src, SLOPE, out, lse, &x.d_out, &m).unwrap();
+            let ctx = format!("dropout, graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
+            let run = |h: &[f64], h_dst: &[f64], a_dst: &[f64], a_src: &[f64]| {
+                gat_forward_dropout(&p, dims, h, h_dst, a_dst, a_src, SLOPE, &m).unwrap().out
+            };
+            let d = &x.d_out;
+            assert_gradient(&format!("{ctx}: dh"), h, &grads.dh, d, |v| run(v, h_dst, a_dst, a_src));
+            assert_gradient(&format!("{ctx}: dh_dst"), h_dst, &grads.dh_dst, d, |v| run(h, v, a_dst, a_src));
+            assert_gradient(&format!("{ctx}: da_dst"), a_dst, &grads.da_dst, d, |v| run(h, h_dst, v, a_src));
+            assert_gradient(&format!("{ctx}: da_src"), a_src, &grads.da_src, d, |v| run(h, h_dst, a_dst, v));
+
+            let mut r = rng(550 + gi as u64);
+            let el = uniform(&mut r, g.num_dst * dims.heads);
+            let er = uniform(&mut r, g.num_src * dims.heads);
+            let fwd = gat_forward_precomputed_dropout(&p, dims, h, &el, &er, SLOPE, &m).unwrap();
+            let (out, lse) = (&fwd.out, &fwd.lse);
+            let pre = gat_backward_precomputed_dropout(&p, dims, h, &el, &er, SLOPE, out, lse, &x.d_out, &m).unwrap();
+            let run = |h: &[f64], el: &[f64], er: &[f64]| {
+                gat_forward_precomputed_dropout(&p, dims, h, el, er, SLOPE, &m).unwrap().out
+            };
+            assert_gradient(&format!("{ctx}: precomputed dh"), h, &pre.dh, d, |v| run(v, &el, &er));
+            assert_gradient(&format!("{ctx}: d el"), &el, &pre.d_el, d, |v| run(h, v, &er));
+            assert_gradient(&format!("{ctx}: d er"), &er, &pre.d_er, d, |v| run(h, &el, v));
+        }
+    }
+}
+
+#[test]
+fn gat_dropout_with_every_edge_kept_unscaled_is_gat() {
+    let g = &test_graphs(51)[0];
+    let p = g.pattern();
+    let dims = DIMS[0];
+    let x = inputs(g, dims, 51);
+    let ones = vec![1.0; p.num_edges() * dims.heads];
+    let (h, h_dst, a_dst, a_src) = (&x.h, &x.h_dst, &x.a_dst, &x.a_src);
+    let plain = gat_forward(&p, dims, h, h_dst, a_dst, a_src, SLOPE).unwrap();
+    let masked = gat_forward_dropout(&p, dims, h, h_dst, a_dst, a_src, SLOPE, &ones).unwrap();
+    assert_eq!(plain, masked);
+    let (out, lse) = (&plain.out, &plain.lse);
+    let b = gat_backward(&p, dims, h, h_dst, a_dst, a_src, SLOPE, out, lse, &x.d_out).unwrap();
+    let bm = gat_backward_dropout(&p, dims, h, h_dst, a_dst, a_src, SLOPE, out, lse, &x.d_out, &ones).unwrap();
+    assert_eq!(b, bm);
 }

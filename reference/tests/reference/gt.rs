@@ -1,7 +1,9 @@
-//! GT: gradient checks for q, k and v (square and bipartite), a dense forward oracle, and zero
-//! output and gradients where a node has no edges.
+//! GT: gradient checks for q, k and v (square and bipartite, also under attention dropout), a
+//! dense forward oracle, and zero output and gradients where a node has no edges.
 
-use dfgnn_reference::{Dims, default_gt_scale, gt_backward, gt_forward};
+use dfgnn_reference::{
+    Dims, default_gt_scale, dropout_factors, gt_backward, gt_backward_dropout, gt_forward, gt_forward_dropout,
+};
 
 use crate::common::{
     DIMS, Graph, assert_close, assert_gradient, dense_attention, dense_len, dot, max_abs, rng, test_graphs, uniform,
@@ -105,4 +107,33 @@ fn default_scale_is_one_over_sqrt_feat() {
     assert_eq!(default_gt_scale::<f64>(4), 0.5);
     assert_eq!(default_gt_scale::<f64>(1), 1.0);
     assert_eq!(default_gt_scale::<f32>(3), (1.0 / 3f64.sqrt()) as f32);
+}
+
+#[test]
+fn gt_dropout_gradients_match_central_differences() {
+    for (gi, g) in test_graphs(12).iter().enumerate() {
+        let p = g.pattern();
+        for dims in DIMS {
+            let c = 1.5 * default_gt_scale::<f64>(dims.feat);
+            let [q, k, v, d_out] = inputs(g, dims, 120 + gi as u64);
+            let m = dropout_factors(gi as u64, 0.4, p.num_edges(), dims.heads);
+            let fwd = gt_forward_dropout(&p, dims, &q, &k, &v, c, &m).unwrap();
+            let grads = gt_backward_dropout(&p, dims, &q, &k, &v, c, &fwd.out, &fwd.lse, &d_out, &m).unwrap();
+            let ctx = format!("dropout, graph {gi} ({}x{}), {dims:?}", g.num_dst, g.num_src);
+            let out = |q: &[f64], k: &[f64], v: &[f64]| gt_forward_dropout(&p, dims, q, k, v, c, &m).unwrap().out;
+            assert_gradient(&format!("{ctx}: dq"), &q, &grads.dq, &d_out, |x| out(x, &k, &v));
+            assert_gradient(&format!("{ctx}: dk"), &k, &grads.dk, &d_out, |x| out(&q, x, &v));
+            assert_gradient(&format!("{ctx}: dv"), &v, &grads.dv, &d_out, |x| out(&q, &k, x));
+        }
+    }
+    // Every edge kept and unscaled is GT.
+    let g = &test_graphs(13)[0];
+    let p = g.pattern();
+    let dims = DIMS[0];
+    let [q, k, v, d_out] = inputs(g, dims, 13);
+    let ones = vec![1.0; p.num_edges() * dims.heads];
+    let plain = gt_forward(&p, dims, &q, &k, &v, 0.5).unwrap();
+    assert_eq!(plain, gt_forward_dropout(&p, dims, &q, &k, &v, 0.5, &ones).unwrap());
+    let b = gt_backward(&p, dims, &q, &k, &v, 0.5, &plain.out, &plain.lse, &d_out).unwrap();
+    assert_eq!(b, gt_backward_dropout(&p, dims, &q, &k, &v, 0.5, &plain.out, &plain.lse, &d_out, &ones).unwrap());
 }

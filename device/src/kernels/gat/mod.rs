@@ -6,8 +6,10 @@
 //! Per edge the passes read one feature row (`h_j`, the value) and one scalar per head (`er_j`);
 //! `el_i` is read once per row. The backward's row pass gives `d el`, its column pass `d er` and
 //! the aggregation's `dh`; [`node`] carries `d el`, `d er` through the node scores to the features
-//! and the attention vectors.
+//! and the attention vectors. [`dropout`] holds the same table compiled with attention dropout,
+//! so that these kernels spend nothing on it.
 
+pub mod dropout;
 pub mod edge;
 pub mod node;
 mod score;
@@ -28,28 +30,55 @@ pub type GatBackward = Backward<GatBwdRowsParams, GatBwdColsParams>;
 /// One compiled configuration of the fused GAT kernels.
 pub type GatVariant = Variant<GatFwdParams, GatGroupParams, GatBwdRowsParams, GatBwdColsParams>;
 
+/// The bodies of both tables: [`VARIANTS`] (no dropout) and [`dropout::VARIANTS`].
+#[inline(always)]
+fn forward_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GatFwdParams,
+) {
+    let score = LeakyScore { slope: p.slope };
+    forward::forward::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
+}
+
+#[inline(always)]
+fn group_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GatGroupParams) {
+    let score = LeakyScore { slope: p.slope };
+    group::forward_group::<V, SLOTS, STEP, DROPOUT, _>(&p.group, &score, p.el, p.er, p.h)
+}
+
+#[inline(always)]
+fn rows_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GatBwdRowsParams,
+) {
+    let score = LeakyScore { slope: p.slope };
+    rows::backward_rows::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+}
+
+#[inline(always)]
+fn cols_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GatBwdColsParams,
+) {
+    let score = LeakyScore { slope: p.slope };
+    cols::backward_cols::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+}
+
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatFwdParams) {
-    let score = LeakyScore { slope: p.slope };
-    forward::forward::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.dst)
+    forward_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GatGroupParams) {
-    let score = LeakyScore { slope: p.slope };
-    group::forward_group::<V, SLOTS, STEP, false, _>(&p.group, &score, p.el, p.er, p.h)
+    group_body::<V, SLOTS, STEP, false>(p)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdRowsParams) {
-    let score = LeakyScore { slope: p.slope };
-    rows::backward_rows::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    rows_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatBwdColsParams) {
-    let score = LeakyScore { slope: p.slope };
-    cols::backward_cols::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.el, p.er, p.h, &p.grads)
+    cols_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 variants! {

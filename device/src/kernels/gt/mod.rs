@@ -9,8 +9,11 @@
 //! table (and nothing else) to know which shapes the fused kernels hold. Steps shrink as `SLOTS`
 //! grows, to keep a few vectors of keys and values in flight per lane without spilling; the
 //! backward takes 2 edges per step (fewer registers, more warps per SM: on the H200, er-1M-d16
-//! 4×64 forward+backward 36.3 ms against 37.7 with 4 and 45.5 with 8).
+//! 4×64 forward+backward 36.3 ms against 37.7 with 4 and 45.5 with 8). [`dropout`] holds the
+//! same table compiled with attention dropout (`gt_drop_*`), so that these kernels spend nothing
+//! on it.
 
+pub mod dropout;
 mod score;
 
 pub use score::DotScore;
@@ -27,28 +30,55 @@ pub type GtBackward = Backward<GtBwdRowsParams, GtBwdColsParams>;
 /// One compiled configuration of the fused GT kernels.
 pub type GtVariant = Variant<GtFwdParams, GtGroupParams, GtBwdRowsParams, GtBwdColsParams>;
 
+/// The bodies of both tables: [`VARIANTS`] (no dropout) and [`dropout::VARIANTS`].
+#[inline(always)]
+fn forward_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GtFwdParams,
+) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
+    forward::forward::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
+}
+
+#[inline(always)]
+fn group_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool>(p: &GtGroupParams) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
+    group::forward_group::<V, SLOTS, STEP, DROPOUT, _>(&p.group, &score, p.q, p.k, p.v)
+}
+
+#[inline(always)]
+fn rows_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GtBwdRowsParams,
+) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
+    rows::backward_rows::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+}
+
+#[inline(always)]
+fn cols_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GtBwdColsParams,
+) {
+    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
+    cols::backward_cols::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+}
+
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtFwdParams) {
-    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-    forward::forward::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
+    forward_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtGroupParams) {
-    let score = DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 };
-    group::forward_group::<V, SLOTS, STEP, false, _>(&p.group, &score, p.q, p.k, p.v)
+    group_body::<V, SLOTS, STEP, false>(p)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdRowsParams) {
-    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    rows::backward_rows::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    rows_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdColsParams) {
-    let score = DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale };
-    cols::backward_cols::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
+    cols_body::<V, SLOTS, STEP, false, PACKED>(p)
 }
 
 variants! {
