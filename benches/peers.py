@@ -432,6 +432,13 @@ def main():
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
         "warmup": args.warmup, "repeats": args.repeats, "case_budget_ms": args.case_budget_ms, "input_sets": 2,
         "skipped": [turbo_why] if turbo_why else []}, "records": []}
+    def write():
+        # After every case, so that a run stopped at its time limit keeps what it measured.
+        with open(args.out + ".tmp", "w") as f:
+            json.dump(out, f, indent=2)
+            f.write("\n")
+        os.replace(args.out + ".tmp", args.out)
+
     loaded = {}
     for i, ((name, model, heads, feat), c) in enumerate(cases.items()):
         path = os.path.join(args.graphs, f"{name}.npz")
@@ -467,9 +474,8 @@ def main():
                     timed = {"time": None, "repeats": 0, "peak_bytes": None,
                              "error": why or "not timed: the peer has no backward"}
                 out["records"].append(dict(base, **{"pass": p, "check_relative_error": error}, **timed))
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=2)
-        f.write("\n")
+            write()
+    write()
     print(f"{len(out['records'])} peer records -> {args.out}", file=sys.stderr)
 
 
