@@ -238,6 +238,9 @@ def _gt_setup(ctx, inputs, output) -> None:
     out, lse, stats = output
     ctx.save_for_backward(q, k, v, out, lse, stats, seed)
     ctx.graph_id, ctx.scale, ctx.dropout = graph_id, scale, dropout
+    # The autograd graph keeps the dfgnn Graph alive until the backward has run: a layer may
+    # have made it from a temporary edge_index (`conv(x, edge_index.cuda())`).
+    ctx.graph = _lookup(graph_id)
     ctx.mark_non_differentiable(lse, stats)
 
 
@@ -354,6 +357,9 @@ def _gat_setup(ctx, inputs, output) -> None:
     # The backward regenerates the forward's mask from the same seed (saved, never redrawn).
     ctx.save_for_backward(h, el, er, out, lse, stats, seed)
     ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
+    # The autograd graph keeps the dfgnn Graph alive until the backward has run: a layer may
+    # have made it from a temporary edge_index (`conv(x, edge_index.cuda())`).
+    ctx.graph = _lookup(graph_id)
     ctx.mark_non_differentiable(lse, stats)
 
 
@@ -512,6 +518,9 @@ def _gatv2_setup(ctx, inputs, output) -> None:
     out, lse, stats = output
     ctx.save_for_backward(xl, xr, a, out, lse, stats, seed)
     ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
+    # The autograd graph keeps the dfgnn Graph alive until the backward has run: a layer may
+    # have made it from a temporary edge_index (`conv(x, edge_index.cuda())`).
+    ctx.graph = _lookup(graph_id)
     ctx.mark_non_differentiable(lse, stats)
 
 
@@ -612,6 +621,9 @@ def _agnn_setup(ctx, inputs, output) -> None:
     h, beta, graph_id = inputs
     ctx.save_for_backward(h, beta)
     ctx.graph_id = graph_id
+    # The autograd graph keeps the dfgnn Graph alive until the backward has run: a layer may
+    # have made it from a temporary edge_index (`conv(x, edge_index.cuda())`).
+    ctx.graph = _lookup(graph_id)
 
 
 def _agnn_grad(ctx, d_out: Tensor):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import warnings
 
@@ -353,3 +354,20 @@ def test_gatv2_conv_on_cuda_matches_pyg(kwargs):
         edge_index,
         device="cuda",
     )
+
+
+@pytest.mark.parametrize("layer", ["TransformerConv", "GATConv", "GATv2Conv", "AGNNConv"])
+def test_a_layer_on_a_temporary_edge_index_keeps_its_graph_for_the_backward(layer):
+    # `conv(x, edge_index.cuda())` makes the graph from a tensor nobody else holds; the autograd
+    # graph must keep it alive until the backward has run.
+    x = torch.randn(50, 16, generator=torch.Generator().manual_seed(3), requires_grad=True)
+    conv = {
+        "TransformerConv": lambda: dfgnn.nn.TransformerConv(16, 8, heads=2),
+        "GATConv": lambda: dfgnn.nn.GATConv(16, 8, heads=2),
+        "GATv2Conv": lambda: dfgnn.nn.GATv2Conv(16, 8, heads=2),
+        "AGNNConv": lambda: dfgnn.nn.AGNNConv(requires_grad=True),
+    }[layer]()
+    out = conv(x, _graph(4, 50, 50, 400).clone())
+    gc.collect()
+    out.square().sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
