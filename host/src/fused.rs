@@ -5,6 +5,7 @@
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{CombineParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, Units};
+use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
@@ -176,7 +177,30 @@ pub(crate) struct Fused<'g, 'b> {
     pub(crate) backward_cols: Option<DevicePass>,
 }
 
+/// A kernel of a fused pass and its packed entry (where the variant has one).
+pub(crate) type PassKernel<P> = (KernelRef<P>, Option<KernelRef<P>>);
+
+/// The backward's fused row and column passes with their kernels.
+pub(crate) type BackwardKernels<'a, R, C> = (&'a DevicePass, PassKernel<R>, &'a DevicePass, PassKernel<C>);
+
 impl<'g, 'b> Fused<'g, 'b> {
+    /// The backward's two fused passes and their kernels, with `variant` giving a pass's row of
+    /// the model's table (the dropout table when dropout is on); `None` when the plan has no
+    /// fused backward or the variants compile none (the baselines run it then).
+    pub(crate) fn backward_kernels<F: 'static, G: 'static, R: 'static, C: 'static>(
+        &self,
+        variant: impl Fn(&DevicePass) -> Result<&'static Variant<F, G, R, C>>,
+    ) -> Result<Option<BackwardKernels<'_, R, C>>> {
+        let (Some(rows), Some(cols)) = (&self.backward_rows, &self.backward_cols) else { return Ok(None) };
+        Ok(match (variant(rows)?, variant(cols)?) {
+            (
+                Variant { backward: Some(r), packed: rows_packed, .. },
+                Variant { backward: Some(c), packed: cols_packed, .. },
+            ) => Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols)))),
+            _ => None,
+        })
+    }
+
     /// Uploads the work lists of `plan` on `graph`.
     pub(crate) fn new(graph: &'g DeviceGraph<'b>, plan: Plan) -> Result<Self> {
         let backend = graph.backend();

@@ -15,7 +15,6 @@ use dfgnn_device::abi::{
     GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams,
     GroupParams, RowGrads,
 };
-use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
     GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
@@ -485,20 +484,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let (heads, feat) = (f.plan.heads, f.plan.feat);
         let backend = self.backend();
         let nh = |n: usize| n * heads as usize;
-        let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => {
-                match (Self::variant(rows, &fwd.dropout)?, Self::variant(cols, &fwd.dropout)?) {
-                    (
-                        Variant { backward: Some(r), packed: rows_packed, .. },
-                        Variant { backward: Some(c), packed: cols_packed, .. },
-                    ) => {
-                        Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols))))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let fused = f.backward_kernels(|pass| Self::variant(pass, &fwd.dropout))?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             return self.baseline_backward(fwd, d_out);
         };

@@ -16,7 +16,6 @@ use dfgnn_device::abi::{
     AddParams, ColumnGrads, DropoutParams, ForwardOut, GatV2BwdColsParams, GatV2BwdRowsParams, GatV2EdgeGradsParams,
     GatV2EdgeScoresParams, GatV2FwdParams, GatV2GroupParams, GroupParams, RowGrads,
 };
-use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gatv2::{self, GATV2_EDGE_GRADS, GATV2_EDGE_SCORES, GatV2Variant};
 use dfgnn_device::kernels::util::ADD;
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
@@ -336,20 +335,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let (heads, feat) = (f.plan.heads, f.plan.feat);
         let backend = self.backend();
         let hf = heads as usize * feat as usize;
-        let fused = match (&f.backward_rows, &f.backward_cols) {
-            (Some(rows), Some(cols)) => {
-                match (Self::variant(rows, &fwd.dropout)?, Self::variant(cols, &fwd.dropout)?) {
-                    (
-                        Variant { backward: Some(r), packed: rows_packed, .. },
-                        Variant { backward: Some(c), packed: cols_packed, .. },
-                    ) => {
-                        Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols))))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let fused = f.backward_kernels(|pass| Self::variant(pass, &fwd.dropout))?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             return self.baseline_backward(fwd, d_out);
         };

@@ -12,7 +12,6 @@ use dfgnn_device::abi::{
     ColumnGrads, DropoutParams, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams,
     RowGrads,
 };
-use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
 use dfgnn_device::simt::GSlice;
 
@@ -288,20 +287,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
-        let fused = match (&self.fused.backward_rows, &self.fused.backward_cols) {
-            (Some(rows), Some(cols)) => {
-                match (Self::variant(rows, &fwd.dropout)?, Self::variant(cols, &fwd.dropout)?) {
-                    (
-                        Variant { backward: Some(r), packed: rows_packed, .. },
-                        Variant { backward: Some(c), packed: cols_packed, .. },
-                    ) => {
-                        Some((rows, (r.rows, rows_packed.map(|p| p.rows)), cols, (c.cols, cols_packed.map(|p| p.cols))))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let fused = self.fused.backward_kernels(|pass| Self::variant(pass, &fwd.dropout))?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
             self.fused.check_baseline_dropout(&fwd.dropout)?;
