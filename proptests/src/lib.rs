@@ -128,6 +128,12 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
+        fn long_rows_of_repeated_edges() {
+            $crate::suite::long_rows_of_repeated_edges(&$backend);
+        }
+
+        #[test]
+        $(#[$attr])*
         fn gatv2_results_are_bit_identical_run_after_run() {
             $crate::suite::gatv2_results_are_bit_identical_run_after_run(&$backend, $budget);
         }

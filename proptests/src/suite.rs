@@ -312,6 +312,40 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
     tally.finish();
 }
 
+/// A long row of few repeated edges, where equal terms round alike and a plain running sum
+/// drifts by up to one ulp per term: every model, two shapes, every schedule. The graph and the
+/// last check are the case the GATv2 property test found (one row of 281 edges over 3 sources;
+/// H = 3, F = 64, `a` of magnitude 2, slope 0.25): its backward inherited the drift of the
+/// forward's `l` and output through `D = dO·o` and exceeded the tolerance by 0.2 % before the
+/// forward's sums were compensated.
+pub fn long_rows_of_repeated_edges(backend: &Backend) {
+    let mut tally = Tally::new("long_rows_of_repeated_edges");
+    let g = dfgnn_graphs::strategy::PowerLawCase {
+        n: 3,
+        mean_degree: 0.0,
+        seed: 4_966_224_272_414_714_576,
+        hubs: (1, 281),
+        empty_every: 0,
+        self_loops: Vec::new(),
+        duplicate_rows: Vec::new(),
+    }
+    .build();
+    for schedule in Schedule::ALL {
+        let options = PlanOptions { schedule, ..PlanOptions::default() };
+        for model in [Model::Gt, Model::Agnn, Model::Gat, Model::GatV2] {
+            for (h, f) in [(3, 64), (1, 7)] {
+                let result = model.check(backend, &g, h, f, &options, 11).and_then(|r| honoured(&r, &options, &g));
+                tally.record(result);
+            }
+        }
+        let case = GatV2Case { heads: 3, feat: 64, slope: 0.25, magnitude: 2.0, options: options.clone() };
+        let result =
+            check_gatv2_case(backend, &g, &case, 8_928_540_496_400_032_383).and_then(|r| honoured(&r, &options, &g));
+        tally.record(result);
+    }
+    tally.finish();
+}
+
 /// AGNN on a bipartite block is a clear `Unsupported` error naming it, on every schedule.
 pub fn agnn_refuses_bipartite_graphs(backend: &Backend) {
     let g = dfgnn_graphs::corner::bipartite();

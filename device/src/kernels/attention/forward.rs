@@ -14,7 +14,9 @@
 //! None.
 //!
 //! # Numerics
-//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale. Attention dropout
+//! f32, scores in base-2 units, one `ex2.approx` per score and per rescale; `l` and the
+//! accumulator are compensated sums ([`Compensated`]), so a long row of repeated edges does not
+//! drift (the backward's cancellation in `Σ_j ds_ij` needs both exact to a few ulps). Attention dropout
 //! (when on) scales each edge's weight in the aggregation by its mask factor, not in the sum
 //! `l` the output is normalised by: `out = Σ α_ij·factor_ij·v_j`. Whole rows write
 //! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
@@ -29,7 +31,7 @@ use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
-use crate::kernels::common::softmax::{log_sum_exp, rescale_factor, weight};
+use crate::kernels::common::softmax::{Compensated, log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{GSlice, math};
@@ -85,8 +87,8 @@ fn forward_unit<
         // Prologue: this row's query operand.
         let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
         let mut m = [f32::NEG_INFINITY; SLOTS];
-        let mut l = [0.0f32; SLOTS];
-        let mut acc = [V::zero(); SLOTS];
+        let mut weights = [Compensated::<f32>::zero(); SLOTS];
+        let mut sums = [Compensated::<V>::zero(); SLOTS];
 
         // Main loop over steps of STEP edges per team (uniform trip count across the warp).
         let mut base = work.start;
@@ -114,21 +116,23 @@ fn forward_unit<
                     step_max = step_max.max(row[s]);
                 }
                 let r = rescale_factor(m[s], step_max);
-                l[s] *= r;
-                acc[s] = acc[s].scale(r);
+                weights[s].scale(r);
+                sums[s].scale(r);
                 m[s] = step_max;
             });
             unroll!(STEP, |c| {
                 let edge = lanes.edge(base, c);
                 unroll!(SLOTS, |s| {
                     let w = weight(scores[c][s], m[s]);
-                    l[s] += w;
+                    weights[s].add(w);
                     let kept = w * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                    acc[s] = values[c][s].mul_add(kept, acc[s]);
+                    sums[s].add(values[c][s].scale(kept));
                 });
             });
             base += lanes.step_edges(STEP);
         }
+        let mut l: [f32; SLOTS] = core::array::from_fn(|s| weights[s].value());
+        let mut acc: [V; SLOTS] = core::array::from_fn(|s| sums[s].value());
         if !work.packed {
             team_merge(&lanes.map, &mut m, &mut l, &mut acc);
         }

@@ -20,7 +20,8 @@
 //!
 //! # Numerics
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling); the
-//! aggregation multiplies each weight by its edge's dropout factor (1 without dropout).
+//! aggregation multiplies each weight by its edge's dropout factor (1 without dropout) and sums with
+//! compensation ([`Compensated`]).
 
 use crate::abi::{GroupParams, Slot};
 use crate::kernels::attention::{Score, SlotValue};
@@ -28,7 +29,7 @@ use crate::kernels::common::dropout;
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
-use crate::kernels::common::softmax::log_sum_exp;
+use crate::kernels::common::softmax::{Compensated, log_sum_exp};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{self, FULL_MASK, GSlice, SharedSlice, WARP_SIZE, math};
@@ -201,7 +202,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
-            let mut acc = [V::zero(); SLOTS];
+            let mut sums = [Compensated::<V>::zero(); SLOTS];
             let mut base = s0;
             while base < s1 {
                 let mut values = [[V::zero(); SLOTS]; STEP];
@@ -221,11 +222,12 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
                 });
                 unroll!(STEP, |c| {
                     unroll!(SLOTS, |s| {
-                        acc[s] = values[c][s].mul_add(weights[c][s], acc[s]);
+                        sums[s].add(values[c][s].scale(weights[c][s]));
                     });
                 });
                 base += lanes.step_edges(STEP);
             }
+            let mut acc: [V; SLOTS] = core::array::from_fn(|s| sums[s].value());
             team_sum(&map, &mut acc);
             if lanes.team == 0 {
                 unroll!(SLOTS, |s| {

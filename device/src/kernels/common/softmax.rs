@@ -4,7 +4,54 @@
 //! Scores arrive pre-multiplied by `log2(e)` (folded into the query scale), so every exponential
 //! is one `ex2.approx`. An empty state has `m = −∞`, `l = 0`.
 
+use crate::kernels::common::vector::Vector;
 use crate::simt::math;
+
+/// A running sum with Kahan's compensation (the online softmax's `l` and its accumulator):
+/// `carry` holds what the rounding of `sum` added in excess, so the error stays a few ulps
+/// however long the row.
+///
+/// A plain running sum of `n` terms errs by up to `n` ulps, and on a row of repeated edges
+/// (equal terms round alike) it gets there. Both sums reach the backward at first order: the
+/// output's error through `D = dO·o`, and `l`'s through `Σ_j α_ij ≠ 1`, which leaves
+/// `(1 − Σ_j α_ij)·D` uncancelled in `Σ_j ds_ij`; every gradient of the row inherits them. The
+/// compensation costs three additions per term and one register per summed value; the passes are
+/// bound by memory, not arithmetic.
+#[derive(Clone, Copy)]
+pub struct Compensated<V> {
+    sum: V,
+    carry: V,
+}
+
+impl<V: Vector> Compensated<V> {
+    /// The empty sum.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        Self { sum: V::zero(), carry: V::zero() }
+    }
+
+    /// Adds `term`.
+    #[inline(always)]
+    pub fn add(&mut self, term: V) {
+        let term = term.sub(self.carry);
+        let sum = self.sum.add(term);
+        self.carry = sum.sub(self.sum).sub(term);
+        self.sum = sum;
+    }
+
+    /// Multiplies the sum by `r` (a rescale of the online softmax).
+    #[inline(always)]
+    pub fn scale(&mut self, r: f32) {
+        self.sum = self.sum.scale(r);
+        self.carry = self.carry.scale(r);
+    }
+
+    /// The compensated value.
+    #[inline(always)]
+    pub fn value(self) -> V {
+        self.sum.sub(self.carry)
+    }
+}
 
 /// `2^(old − new)`, the factor that rescales a state from maximum `old` to `new ≥ old`; 1 when
 /// both are −∞ (nothing seen yet), which `2^(−∞ − −∞)` would make NaN.
