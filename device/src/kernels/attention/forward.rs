@@ -101,6 +101,7 @@ fn forward_unit<
                 &slots,
                 base,
                 work.end,
+                M::KEY_IS_VALUE,
                 |_, _, _| {},
             );
             let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];

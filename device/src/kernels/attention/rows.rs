@@ -104,6 +104,7 @@ fn backward_rows_unit<
                 &slots,
                 base,
                 work.end,
+                M::KEY_IS_VALUE,
                 |_, _, _| {},
             );
             unroll!(STEP, |c| {

@@ -76,6 +76,8 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
 }
 
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
+    const KEY_IS_VALUE: bool = true;
+
     type Row = V;
     type Key = V;
     type RowSum = V;
