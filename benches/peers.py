@@ -180,6 +180,7 @@ class Case:
         self.edge_index = torch.stack([self.src, self.dst])
         self.rows = sample_rows(self.indptr, check_rows)
         self.sub_src, self.sub_dst, self.sub_n = subgraph(self.indptr, self.src, self.rows)
+        self.turbo = None  # turbo-gnn's graph, made on first use (turbo_graph)
 
 
 def relative_error(got, want):
@@ -340,10 +341,14 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
 
 
 def turbo_graph(case):
-    """turbo-gnn's dual CSR of the case's graph (its forward CSR: rows = destinations)."""
-    from turbo_gnn import AdjacencyForwardBackwardWithNodeBuckets
+    """turbo-gnn's dual CSR of the case's graph (its forward CSR: rows = destinations), built
+    once per graph."""
+    if case.turbo is None:
+        from turbo_gnn import AdjacencyForwardBackwardWithNodeBuckets
 
-    return AdjacencyForwardBackwardWithNodeBuckets.from_edge_list(case.edge_index, num_nodes=max(case.num_dst, case.num_src))
+        case.turbo = AdjacencyForwardBackwardWithNodeBuckets.from_edge_list(
+            case.edge_index, num_nodes=max(case.num_dst, case.num_src))
+    return case.turbo
 
 
 def run_peer(timer, make, case, passes, args, sets=2):
@@ -399,6 +404,8 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-3)
     ap.add_argument("--check-rows", type=int, default=2048,
                     help="rows the output check samples (the longest row is added)")
+    ap.add_argument("--time-limit-s", type=float, default=None,
+                    help="start no case after this many seconds (those left are listed in meta.skipped)")
     args = ap.parse_args()
     suite = json.load(open(args.suite))
     meta = suite["meta"]
@@ -452,7 +459,12 @@ def main():
         os.replace(args.out + ".tmp", args.out)
 
     loaded = {}
+    started = time.monotonic()
     for i, ((name, model, heads, feat), c) in enumerate(cases.items()):
+        if args.time_limit_s is not None and time.monotonic() - started >= args.time_limit_s:
+            out["meta"]["skipped"].append(f"{name} {model} {heads}x{feat}: not started, the time limit "
+                                          f"({args.time_limit_s:g} s) was reached")
+            continue
         path = os.path.join(args.graphs, f"{name}.npz")
         if not os.path.exists(path):
             out["meta"]["skipped"].append(f"{name}: no {path}")
@@ -476,8 +488,8 @@ def main():
                     f"differs from the f64 formula by {error:.2e} of its magnitude (tolerance {args.tolerance:g})"
             except Exception as e:  # out of memory, unsupported shapes: the case's error, not the run's
                 error, results, why = None, {}, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
             for p in c["passes"]:
                 t = results.get(p)
                 if t:
