@@ -92,14 +92,21 @@ adopt)
       dir=$src
     fi
     found=0
-    for json in "$dir"/*/suite.json "$dir"/*/peers.json; do
-      [[ -e $json ]] || continue
-      part=$(basename "$(dirname "$json")")
-      cp "$json" "docs/bench/$part-$(basename "$json" .json).json"
-      echo "bench-suite: $json -> docs/bench/$part-$(basename "$json")"
+    for suite_json in "$dir"/*/suite.json; do
+      [[ -e $suite_json ]] || continue
+      part_dir=$(dirname "$suite_json")
+      part=$(basename "$part_dir")
+      # A part's files come from one run: an older run's peers never sit beside a newer suite.
+      rm -f "docs/bench/$part-suite.json" "docs/bench/$part-peers.json"
+      for json in "$part_dir"/suite.json "$part_dir"/peers.json; do
+        [[ -e $json ]] || continue
+        cp "$json" "docs/bench/$part-$(basename "$json")"
+        echo "bench-suite: $json -> docs/bench/$part-$(basename "$json")"
+      done
       found=1
     done
     [[ $found == 1 ]] || { echo "bench-suite: no */suite.json in $src" >&2; exit 1; }
+    [[ $dir == "$src" ]] || rm -rf "$dir"
   done
   "$dfgnn" bench report docs/bench/*.json --plots docs/bench --readme README.md >docs/bench/report.md
   echo "bench-suite: docs/bench/report.md, the plots and README.md's headline regenerated"
