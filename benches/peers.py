@@ -6,9 +6,10 @@
 For every graph, model, shape and pass of the suite file (the graphs as `.npz` files that
 `dfgnn bench suite --write-graphs DIR` or `dfgnn graph write NAME DIR/NAME.npz` wrote), times:
 
-- PyG 2.8: `TransformerConv` (GT), `GATConv` (GAT), `GATv2Conv` (GATv2), `AGNNConv` (AGNN, one
-  head), each as a whole layer and as its bare attention part (the layer's gather, per-edge score,
-  `torch_geometric.utils.softmax` and scatter-add on given q, k, v / h);
+- PyG 2.8: `TransformerConv` (GT), `GATConv` (GAT), `GATv2Conv` (GATv2), `AGNNConv` (AGNN), each
+  as a whole layer and as its bare attention part (the layer's gather, per-edge score,
+  `torch_geometric.utils.softmax` and scatter-add on given q, k, v / h). `AGNNConv` has one head,
+  so the AGNN layer runs at 1xF only; its attention part runs at every shape, the cosine per head;
 - `torch_sparse`: GT through cuSPARSE (`torch.sparse.sampled_addmm`, a row softmax over the CSR
   values, `torch.sparse.mm`), per head, forward only;
 - turbo-gnn 0.1.0rc4 when it is installed: `graph_transformer_aggr` (GT) and `gatv2_aggr` (GATv2).
@@ -24,7 +25,8 @@ magnitude) is recorded with the difference as its error and not timed.
 
 The records use the suite's JSON schema, so `dfgnn bench report suite.json peers.json` shows every
 peer's time over dfgnn's plan's in the same run. Needs torch and torch_geometric; without CUDA it
-runs on the CPU with a wall clock (for testing the script, not for timing).
+runs on the CPU with a wall clock (for testing the script, not for timing:
+python/tests/test_peers.py runs every peer's check that way on a tiny graph).
 """
 
 import argparse
@@ -117,11 +119,13 @@ def gatv2_attention(x_l, x_r, att, src, dst, num_dst, slope=0.2):
     return aggregate(x_l[src] * row_softmax(scores, dst, num_dst).unsqueeze(-1), dst, num_dst)
 
 
-def agnn_attention(h, beta, src, dst, num_dst):
-    """AGNNConv: softmax_j(beta cos(h_i, h_j)) h_j."""
-    hn = torch.nn.functional.normalize(h, p=2.0, dim=-1)
-    scores = beta * (hn[dst] * hn[src]).sum(-1)
-    return aggregate(h[src] * row_softmax(scores, dst, num_dst).unsqueeze(-1), dst, num_dst)
+def agnn_attention(h, h_dst, beta, src, dst, num_dst):
+    """AGNNConv: softmax_j(beta cos(h_i, h_j)) h_j, the cosine per head (over the last axis);
+    `h_dst` are the destinations' rows of `h` (all of `h` on a whole graph, the sampled rows in
+    the check)."""
+    cos = (torch.nn.functional.normalize(h_dst, p=2.0, dim=-1)[dst]
+           * torch.nn.functional.normalize(h, p=2.0, dim=-1)[src]).sum(-1)
+    return aggregate(h[src] * row_softmax(beta * cos, dst, num_dst).unsqueeze(-1), dst, num_dst)
 
 
 def cusparse_gt(q, k, v, indptr, src, num_dst, num_src):
@@ -149,7 +153,7 @@ def cusparse_gt(q, k, v, indptr, src, num_dst, num_src):
 
 # ---- the peers: each builds (forward(set) -> output, parameters to check with) on one case ----
 
-def sample_rows(indptr, count=2048):
+def sample_rows(indptr, count):
     """Rows to check: the longest row and `count` others spread over the graph."""
     lengths = indptr[1:] - indptr[:-1]
     n = lengths.numel()
@@ -171,11 +175,12 @@ def subgraph(indptr, src, rows):
 class Case:
     """One graph on the device with its edge lists and sampled rows."""
 
-    def __init__(self, path, device):
+    def __init__(self, path, device, check_rows):
         self.src, self.dst, self.indptr, self.num_dst, self.num_src = load_graph(path, device)
         self.edge_index = torch.stack([self.src, self.dst])
-        self.rows = sample_rows(self.indptr)
+        self.rows = sample_rows(self.indptr, check_rows)
         self.sub_src, self.sub_dst, self.sub_n = subgraph(self.indptr, self.src, self.rows)
+        self.turbo = None  # turbo-gnn's graph, made on first use (turbo_graph)
 
 
 def relative_error(got, want):
@@ -308,7 +313,9 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
                     return gatv2_attention(d(x_l), d(x_r)[rows], d(att), ss, sd, sn)
                 return (lambda: turbo_gnn.ops.gatv2_aggr(graph, x_r, x_l, att, 0.2)), reference, [x_l, x_r, att]
             out.append(("turbo_gnn", "gatv2_aggr", turbo))
-    elif model == "agnn" and heads == 1 and n_dst == n_src:
+    elif model == "agnn" and n_dst == n_src:
+        # AGNNConv has one head (one cosine over all features): the layer at 1xF only; the bare
+        # attention part at every shape, the cosine per head as dfgnn's AGNN takes it.
         def layer(seed):
             torch.manual_seed(seed)
             conv = pyg.AGNNConv(requires_grad=True, add_self_loops=False).to(device)
@@ -316,24 +323,32 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
 
             def reference():
                 with torch.no_grad():
-                    return agnn_attention(x.double(), conv.beta.double(), ss, sd, sn)
+                    x64 = x.double()
+                    return agnn_attention(x64, x64[rows], conv.beta.double(), ss, sd, sn)
             return (lambda: conv(x, ei)), reference, [x] + list(conv.parameters())
 
         def bare(seed):
-            h = rand((n_src, 1, feat), device, seed, grad=True)
+            h = rand((n_src, heads, feat), device, seed, grad=True)
 
             def reference():
-                return agnn_attention(h.detach().double(), 1.0, ss, sd, sn)
-            return (lambda: agnn_attention(h, 1.0, src, dst, n_dst)), reference, [h]
-        out += [("pyg", "AGNNConv", layer), ("pyg", "attention", bare)]
+                h64 = h.detach().double()
+                return agnn_attention(h64, h64[rows], 1.0, ss, sd, sn)
+            return (lambda: agnn_attention(h, h, 1.0, src, dst, n_dst)), reference, [h]
+        if heads == 1:
+            out.append(("pyg", "AGNNConv", layer))
+        out.append(("pyg", "attention", bare))
     return out
 
 
 def turbo_graph(case):
-    """turbo-gnn's dual CSR of the case's graph (its forward CSR: rows = destinations)."""
-    from turbo_gnn import AdjacencyForwardBackwardWithNodeBuckets
+    """turbo-gnn's dual CSR of the case's graph (its forward CSR: rows = destinations), built
+    once per graph."""
+    if case.turbo is None:
+        from turbo_gnn import AdjacencyForwardBackwardWithNodeBuckets
 
-    return AdjacencyForwardBackwardWithNodeBuckets.from_edge_list(case.edge_index, num_nodes=max(case.num_dst, case.num_src))
+        case.turbo = AdjacencyForwardBackwardWithNodeBuckets.from_edge_list(
+            case.edge_index, num_nodes=max(case.num_dst, case.num_src))
+    return case.turbo
 
 
 def run_peer(timer, make, case, passes, args, sets=2):
@@ -387,6 +402,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--case-budget-ms", type=float, default=None)
     ap.add_argument("--tolerance", type=float, default=1e-3)
+    ap.add_argument("--check-rows", type=int, default=2048,
+                    help="rows the output check samples (the longest row is added)")
+    ap.add_argument("--time-limit-s", type=float, default=None,
+                    help="start no case after this many seconds (those left are listed in meta.skipped)")
     args = ap.parse_args()
     suite = json.load(open(args.suite))
     meta = suite["meta"]
@@ -415,6 +434,9 @@ def main():
         if wanted_shapes and (r["heads"], r["feat"]) not in wanted_shapes:
             continue
         cases.setdefault(key, {"graph": r["graph"], "passes": []})["passes"].append(r["pass"])
+    # The headline's shape (4x64) on every graph first, then the others in the suite's order, so
+    # that a run cut at its time limit keeps the cases the README compares.
+    cases = dict(sorted(cases.items(), key=lambda kv: kv[0][2:] != (4, 64)))
     versions = f"torch {torch.__version__}"
     try:
         import torch_geometric
@@ -440,7 +462,12 @@ def main():
         os.replace(args.out + ".tmp", args.out)
 
     loaded = {}
+    started = time.monotonic()
     for i, ((name, model, heads, feat), c) in enumerate(cases.items()):
+        if args.time_limit_s is not None and time.monotonic() - started >= args.time_limit_s:
+            out["meta"]["skipped"].append(f"{name} {model} {heads}x{feat}: not started, the time limit "
+                                          f"({args.time_limit_s:g} s) was reached")
+            continue
         path = os.path.join(args.graphs, f"{name}.npz")
         if not os.path.exists(path):
             out["meta"]["skipped"].append(f"{name}: no {path}")
@@ -449,7 +476,7 @@ def main():
             loaded.clear()
             if device.type == "cuda":
                 torch.cuda.empty_cache()
-            loaded[name] = Case(path, device)
+            loaded[name] = Case(path, device, args.check_rows)
         case = loaded[name]
         for system, variant, make in peers_for(model, case, heads, feat, device, 2, have_turbo):
             if not wanted(system, variant):
@@ -464,8 +491,8 @@ def main():
                     f"differs from the f64 formula by {error:.2e} of its magnitude (tolerance {args.tolerance:g})"
             except Exception as e:  # out of memory, unsupported shapes: the case's error, not the run's
                 error, results, why = None, {}, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
             for p in c["passes"]:
                 t = results.get(p)
                 if t:

@@ -1,6 +1,7 @@
 //! Criterion benchmarks of every model × pass (`cargo bench -p dfgnn-benches --bench attention`).
 //!
-//! On a CUDA device (found by `Backend::auto`): GT, AGNN and GAT, forward and forward+backward,
+//! On a CUDA device (found by `Backend::auto`): every model of `Model::ALL` (GT, AGNN, GAT,
+//! GATv2), forward and forward+backward,
 //! at 4 heads × 64 on `er-256K-d16` and `pl-256K-d16` (4 M draws each), each graph prepared once,
 //! each call timed with CUDA events (`iter_custom`), and the throughput the gather-worst byte model
 //! of `dfgnn bench` (so criterion reports bytes per second). Without one: the same models and
@@ -10,7 +11,9 @@
 //! Before/after a change: `cargo bench -p dfgnn-benches --bench attention -- --save-baseline
 //! before`, then `-- --baseline before`. On a machine without Rust, run the binary that `cargo
 //! bench --no-run` built (`target/release/deps/attention-<hash>`) with `--bench` and the same
-//! flags (`scripts/bench-suite.sh criterion`, docs/benchmarks.md).
+//! flags (`scripts/bench-suite.sh criterion`, docs/benchmarks.md); criterion keeps its data in
+//! `CRITERION_HOME` (else `target/criterion` under the working directory). Without `--bench`
+//! (`cargo test --bench attention`, as CI runs it) each benchmark runs once, untimed.
 
 use std::time::Duration;
 

@@ -175,6 +175,10 @@ struct SuiteArgs {
     /// Also write each graph to DIR/<name>.npz, for benches/peers.py.
     #[arg(long)]
     write_graphs: Option<std::path::PathBuf>,
+    /// Start no graph after this many seconds (those left are listed as skipped); suite.json is
+    /// written after every graph, so a run stopped from outside keeps what it measured.
+    #[arg(long)]
+    time_limit_s: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -187,6 +191,9 @@ struct ReportArgs {
     /// Also write the SVG plots into this folder.
     #[arg(long)]
     plots: Option<std::path::PathBuf>,
+    /// Also rewrite the headline block of this README (between its `<!-- headline` markers).
+    #[arg(long)]
+    readme: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -551,15 +558,22 @@ fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBu
     options.repeats = args.repeats.map_or(options.repeats, |r| r as usize);
     options.case_budget_ms = args.case_budget_ms.unwrap_or(options.case_budget_ms);
     options.input_sets = args.input_sets.map_or(options.input_sets, |n| n as usize);
+    options.time_limit = args
+        .time_limit_s
+        .map(|s| {
+            std::time::Duration::try_from_secs_f64(s)
+                .map_err(|_| CliError::Usage { what: format!("--time-limit-s {s}: not a number of seconds") })
+        })
+        .transpose()?;
     // Joined files are read first, so a bad one fails before anything is timed.
     let joined = args.join.iter().map(|p| SuiteFile::read(p)).collect::<Result<Vec<_>>>()?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage { what: format!("cannot create {}: {e}", args.out.display()) })?;
+    let json = args.out.join("suite.json");
     let bar = progress::steps("starting");
-    let file = dfgnn_cli::suite::run(backend, &options, load, &bar);
+    let file = dfgnn_cli::suite::run(backend, &options, load, &bar, |so_far| so_far.write(&json));
     bar.finish_and_clear();
     let file = file?;
-    let json = args.out.join("suite.json");
     file.write(&json)?;
     let files: Vec<SuiteFile> = std::iter::once(file).chain(joined).collect();
     let md = args.out.join("report.md");
@@ -585,6 +599,21 @@ fn report(args: &ReportArgs) -> Result<()> {
         for path in dfgnn_cli::suite::plots::write_all(&files, dir)? {
             eprintln!("plot -> {}", path.display());
         }
+    }
+    if let Some(path) = &args.readme {
+        let cannot = |e: std::io::Error| CliError::Usage { what: format!("{}: {e}", path.display()) };
+        let text = std::fs::read_to_string(path).map_err(cannot)?;
+        let new = dfgnn_cli::suite::report::with_headline(&text, &dfgnn_cli::suite::report::headline(&files))
+            .ok_or_else(|| CliError::Usage {
+                what: format!(
+                    "{}: no headline block (a `{}` line, then `{}`)",
+                    path.display(),
+                    dfgnn_cli::suite::report::HEADLINE_BEGIN,
+                    dfgnn_cli::suite::report::HEADLINE_END
+                ),
+            })?;
+        std::fs::write(path, new).map_err(cannot)?;
+        eprintln!("headline -> {}", path.display());
     }
     Ok(())
 }

@@ -187,6 +187,21 @@ fn bench_gatv2_times_every_schedule_asked_for() {
 }
 
 #[test]
+fn the_suite_starts_no_graph_past_its_time_limit() {
+    let dir = std::env::temp_dir().join(format!("dfgnn-suite-limit-test-{}", std::process::id()));
+    let out = dir.to_str().expect("a UTF-8 temporary directory");
+    let run =
+        dfgnn(&["bench", "suite", "--out", out, "--graphs", "er-64-d2,pl-64-d2", "--time-limit-s", "0", "--no-plots"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let file = dfgnn_cli::suite::SuiteFile::read(&dir.join("suite.json")).expect("suite.json");
+    assert!(file.records.is_empty(), "{:?}", file.records);
+    assert_eq!(file.meta.skipped.len(), 2, "{:?}", file.meta.skipped);
+    assert!(file.meta.skipped.iter().all(|s| s.contains("time limit (0 s)")), "{:?}", file.meta.skipped);
+    fails_with(&["bench", "suite", "--out", out, "--time-limit-s=-1"], "--time-limit-s -1");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn the_suite_pipeline_writes_json_markdown_and_plots() {
     // Tiny on purpose: this checks JSON -> Markdown -> SVG, not any speed (emulator times are
     // meaningless and nothing asserts on them).
@@ -224,10 +239,14 @@ fn the_suite_pipeline_writes_json_markdown_and_plots() {
     for heading in ["## GT forward", "## GT forward+backward", "## AGNN forward+backward", "| er-64-d2 |"] {
         assert!(md.contains(heading), "no `{heading}` in:\n{md}");
     }
-    for plot in ["speedup-gt-forward.svg", "bandwidth.svg", "time-forward-backward.svg", "memory.svg"] {
+    for plot in
+        ["speedup-gt-forward.svg", "bandwidth.svg", "time-forward-backward.svg", "memory.svg", "scaling-time.svg"]
+    {
         let svg = std::fs::read_to_string(dir.join(plot)).expect(plot);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{plot}");
-        assert!(svg.contains("er-64-d2") || plot.starts_with("time") || plot.starts_with("memory"), "{plot}");
+        // The plots with one category per graph name it (the others have edges on their x axis).
+        let per_graph = plot.starts_with("speedup") || plot == "bandwidth.svg";
+        assert!(!per_graph || svg.contains("er-64-d2"), "{plot}");
     }
     // The report is a function of the JSON alone.
     let report = dfgnn(&["bench", "report", dir.join("suite.json").to_str().expect("UTF-8")]);

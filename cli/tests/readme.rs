@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use dfgnn_cli::suite::SuiteFile;
-use dfgnn_cli::suite::report::headline;
+use dfgnn_cli::suite::report::{headline, with_headline};
 
 /// The repository root.
 fn root() -> PathBuf {
@@ -24,15 +24,10 @@ fn committed() -> Vec<SuiteFile> {
 #[test]
 fn readme_headline_matches_the_committed_json() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let begin = readme.find("<!-- headline:").expect("README.md has a headline block");
-    let body = &readme[begin..];
-    let body = &body[body.find('\n').expect("a line after the marker") + 1..];
-    let end = body.find("<!-- headline end -->").expect("the headline block ends");
-    let expected = headline(&committed());
+    let expected = with_headline(&readme, &headline(&committed())).expect("README.md has a headline block");
     assert_eq!(
-        &body[..end],
-        expected,
-        "README.md's headline differs from `dfgnn bench report --headline docs/bench/*.json`; paste its output \
-         between the markers"
+        readme, expected,
+        "README.md's headline differs from `dfgnn bench report --headline docs/bench/*.json`; rewrite it with \
+         `dfgnn bench report --readme README.md docs/bench/*.json`"
     );
 }

@@ -269,10 +269,15 @@ impl SuiteFile {
         Ok(file)
     }
 
-    /// Writes the file as pretty JSON.
+    /// Writes the file as pretty JSON, through a temporary file beside it and a rename, so that a
+    /// run stopped while writing leaves the previous whole file.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(|e| CliError::Usage { what: e.to_string() })?;
-        std::fs::write(path, text + "\n")
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        std::fs::write(&partial, text + "\n")
+            .and_then(|()| std::fs::rename(&partial, path))
             .map_err(|e| CliError::Usage { what: format!("cannot write {}: {e}", path.display()) })
     }
 }
@@ -302,6 +307,8 @@ pub struct SuiteOptions {
     pub data_dir: Option<PathBuf>,
     /// Also write each graph to `<dir>/<name>.npz` (for `benches/peers.py`).
     pub write_graphs: Option<PathBuf>,
+    /// No graph is started once the suite has run this long (the rest are listed as skipped).
+    pub time_limit: Option<std::time::Duration>,
 }
 
 impl Default for SuiteOptions {
@@ -318,6 +325,7 @@ impl Default for SuiteOptions {
             input_sets: 2,
             data_dir: None,
             write_graphs: None,
+            time_limit: None,
         }
     }
 }
@@ -490,13 +498,29 @@ fn refused(
 }
 
 /// The whole suite: every graph of `options` loaded (or generated) in turn, run, and dropped
-/// before the next; a bar of one step per model × shape × schedule of each graph.
-pub fn run(backend: &Backend, options: &SuiteOptions, load: &LoadOptions, progress: &ProgressBar) -> Result<SuiteFile> {
+/// before the next; a bar of one step per model × shape × schedule of each graph. `save` is given
+/// the file so far after every graph, so that a run stopped from outside keeps what it measured.
+/// Past [`SuiteOptions::time_limit`], the graphs not started are listed as skipped.
+pub fn run(
+    backend: &Backend,
+    options: &SuiteOptions,
+    load: &LoadOptions,
+    progress: &ProgressBar,
+    mut save: impl FnMut(&SuiteFile) -> Result<()>,
+) -> Result<SuiteFile> {
+    let started = std::time::Instant::now();
     let mut file =
         SuiteFile { meta: Meta::now("dfgnn bench suite", backend.description(), options), records: Vec::new() };
     let per_graph = (options.models.len() * options.shapes.len() * options.schedules.len()) as u64;
     progress.set_length(per_graph * options.graphs.len() as u64);
     for name in &options.graphs {
+        if let Some(limit) = options.time_limit.filter(|&limit| started.elapsed() >= limit) {
+            let why = format!("{name}: not started, the suite's time limit ({} s) was reached", limit.as_secs_f64());
+            progress.suspend(|| eprintln!("bench suite: skipping {why}"));
+            file.meta.skipped.push(why);
+            progress.inc(per_graph);
+            continue;
+        }
         progress.set_message(format!("{name}: loading"));
         // A graph too large for the host or the device is skipped with the reason (the largest
         // sizes of a scaling run find the machine's bound so).
@@ -537,6 +561,7 @@ pub fn run(backend: &Backend, options: &SuiteOptions, load: &LoadOptions, progre
             Err(e) if too_large(&e) => skip(format!("{name}: {e}"), &mut file),
             Err(e) => return Err(e),
         }
+        save(&file)?;
     }
     Ok(file)
 }

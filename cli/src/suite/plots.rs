@@ -1,6 +1,7 @@
 //! SVG plots of suite files (plotters): the plan's speed-up over each baseline and peer per graph
-//! (one plot per model and pass), the fraction of the copy bandwidth the plan reaches, and time
-//! and peak memory against edge count. Text is left to the SVG viewer's fonts (plotters' naive
+//! (one plot per model and pass), the fraction of the copy bandwidth the plan reaches, time and
+//! peak memory against edge count, and the scaling case (GT 4×64 forward+backward) of every
+//! system against edge count. Text is left to the SVG viewer's fonts (plotters' naive
 //! font layout), so the plots need no font files and are the same bits on every machine.
 
 use std::path::{Path, PathBuf};
@@ -225,7 +226,59 @@ pub fn write_all(files: &[SuiteFile], dir: &Path) -> Result<Vec<PathBuf>> {
     let path = dir.join("memory.svg");
     draw(&path, "The plan's peak device memory (forward+backward) against edges", "edges", "GB", &memory, &[])?;
     written.push(path);
+    written.extend(write_scaling(&records, dir)?);
     Ok(written)
+}
+
+/// The scaling case (`scripts/bench-suite.sh scale`): GT forward+backward at 4×64.
+pub const SCALING: (Model, u32, u32, Pass) = (Model::Gt, 4, 64, Pass::ForwardBackward);
+
+/// The family of a generated graph by its name: uniform (`er-`) or power law (`pl-`); `None` for
+/// the rest.
+fn family(graph: &str) -> Option<&'static str> {
+    match graph.split('-').next() {
+        Some("er") => Some("uniform"),
+        Some("pl") => Some("power law"),
+        _ => None,
+    }
+}
+
+/// `scaling-time.svg` and `scaling-memory.svg`: every system's time and peak memory in the
+/// [`SCALING`] case against edges on the uniform and power-law graphs, one series per system
+/// (dfgnn's plan, each peer) and family. Cases a system could not run (PyG out of memory) have no
+/// point.
+fn write_scaling(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>> {
+    let (model, heads, feat, pass) = SCALING;
+    let case: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| (r.model, r.heads, r.feat, r.pass) == (model, heads, feat, pass))
+        .filter(|r| r.system != "dfgnn" || r.variant == PLAN)
+        .collect();
+    let series = |y: &dyn Fn(&Record) -> Option<f64>| {
+        let mut series: Vec<Series> = Vec::new();
+        for r in &case {
+            let (Some(v), Some(family)) = (y(r), family(&r.graph.name)) else { continue };
+            let system = if r.system == "dfgnn" { "dfgnn".to_string() } else { column(r) };
+            let name = format!("{system} ({family})");
+            let point = (r.graph.nnz as f64, v);
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series { name, points: vec![point] }),
+            }
+        }
+        // dfgnn's series first, so that they take the first colours.
+        series.sort_by_key(|s| !s.name.starts_with("dfgnn "));
+        series
+    };
+    let what = format!("{} {}x{feat} {}", model.name().to_uppercase(), heads, pass.name());
+    let time = series(&|r| r.time.map(|t| t.median_ms));
+    let memory = series(&|r| r.peak_bytes.map(|b| b as f64 / 1e9));
+    let time_path = dir.join("scaling-time.svg");
+    draw(&time_path, &format!("{what}: time against edges"), "edges", "ms", &time, &[])?;
+    let memory_path = dir.join("scaling-memory.svg");
+    draw(&memory_path, &format!("{what}: peak device memory against edges"), "edges", "GB", &memory, &[])?;
+    Ok(vec![time_path, memory_path])
 }
 
 /// The pass in a file name.
@@ -233,5 +286,49 @@ fn pass_file(pass: Pass) -> &'static str {
     match pass {
         Pass::Forward => "forward",
         Pass::ForwardBackward => "forward-backward",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GT 4×64 forward+backward record of `system`/`variant` on `graph` with `edges` edges
+    /// (made-up times and memory: this checks which points are drawn, not any measurement).
+    fn record(system: &str, variant: &str, graph: &str, edges: usize) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "system": system, "model": "gt", "variant": variant, "heads": 4, "feat": 64,
+            "pass": "forward_backward", "time": {"median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0},
+            "repeats": 3, "bytes": null, "copy_bytes_per_s": null, "peak_bytes": 1000, "base_bytes": null,
+            "plan": "", "reasons": [], "error": null,
+            "graph": {"name": graph, "num_dst": 10, "num_src": 10, "nnz": edges, "in_degree_mean": 1.0,
+                      "in_degree_max": 1, "in_degree_cv": 0.0, "out_degree_max": 1, "empty_rows": 0,
+                      "self_loops": 0, "duplicate_edges": 0}
+        }))
+        .expect("a record")
+    }
+
+    #[test]
+    fn the_scaling_plots_show_every_system_per_family_of_generated_graphs() {
+        let dir = std::env::temp_dir().join(format!("dfgnn-scaling-plot-{}", std::process::id()));
+        let records = [
+            record("dfgnn", "auto", "er-64K-d16", 1 << 20),
+            record("dfgnn", "auto", "er-256K-d16", 1 << 22),
+            record("dfgnn", "unfused", "er-64K-d16", 1 << 20),
+            record("dfgnn", "auto", "pl-64K-d16", 1 << 20),
+            record("pyg", "TransformerConv", "er-64K-d16", 1 << 20),
+            record("dfgnn", "auto", "cora", 10_000),
+        ];
+        let refs: Vec<&Record> = records.iter().collect();
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let paths = write_scaling(&refs, &dir).expect("the plots are written");
+        let svg = std::fs::read_to_string(&paths[0]).expect("scaling-time.svg");
+        for legend in ["dfgnn (uniform)", "dfgnn (power law)", "pyg TransformerConv (uniform)"] {
+            assert!(svg.contains(legend), "no `{legend}` in {}", paths[0].display());
+        }
+        // Only the plan of dfgnn, and only the generated families.
+        assert!(!svg.contains("unfused") && !svg.contains("other"), "{svg}");
+        assert!(std::fs::read_to_string(&paths[1]).expect("scaling-memory.svg").contains("dfgnn (uniform)"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

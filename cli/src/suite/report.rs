@@ -235,6 +235,20 @@ pub fn headline(files: &[SuiteFile]) -> String {
     out
 }
 
+/// The line that opens README.md's headline block (the rest of the line is free text).
+pub const HEADLINE_BEGIN: &str = "<!-- headline:";
+/// The line that closes it.
+pub const HEADLINE_END: &str = "<!-- headline end -->";
+
+/// `readme` with the body of its headline block (the lines between [`HEADLINE_BEGIN`]'s line and
+/// [`HEADLINE_END`]) replaced by `headline`; `None` when it has no such block.
+pub fn with_headline(readme: &str, headline: &str) -> Option<String> {
+    let begin = readme.find(HEADLINE_BEGIN)?;
+    let body = begin + readme[begin..].find('\n')? + 1;
+    let end = body + readme[body..].find(HEADLINE_END)?;
+    Some(format!("{}{headline}{}", &readme[..body], &readme[end..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +331,16 @@ mod tests {
         // A graph outside the headline set, or a case without the plan, adds no row.
         let files = [file(vec![record("dfgnn", "auto", "cora", 1.0), record("dfgnn", "unfused", "pl-1M-d16", 1.0)])];
         assert!(headline(&files).starts_with("No benchmark results"), "{}", headline(&files));
+    }
+
+    #[test]
+    fn the_readme_block_is_replaced_and_nothing_else() {
+        let readme = "intro\n<!-- headline: made by a tool -->\nold\ntable\n<!-- headline end -->\nrest\n";
+        assert_eq!(
+            with_headline(readme, "new\n").as_deref(),
+            Some("intro\n<!-- headline: made by a tool -->\nnew\n<!-- headline end -->\nrest\n")
+        );
+        assert_eq!(with_headline("no block\n", "new\n"), None);
+        assert_eq!(with_headline("<!-- headline: open only\nold\n", "new\n"), None);
     }
 }
