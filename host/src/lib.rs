@@ -28,9 +28,9 @@ pub mod gt;
 pub mod plan;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
+pub use backend::{Backend, BackendKind, Buffer, Counts, DeviceLimits, Element, Selection, Workspace};
 #[cfg(feature = "cusparse")]
 pub use cusparse::{CusparseForward, CusparseGt};
-pub use backend::{Backend, BackendKind, Buffer, Counts, DeviceLimits, Element, Selection, Workspace};
 pub use error::{Error, Result};
 pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
 pub use gatv2::{DEFAULT_GATV2_SLOPE, GatV2, GatV2Config, GatV2Forward, GatV2Grads};

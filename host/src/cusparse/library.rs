@@ -271,9 +271,10 @@ fn workspace(backend: &Backend, bytes: usize) -> Result<(Option<Buffer<u64>>, *m
 /// The start address of part `part` of `parts` runs of `nnz` values in `values`
 /// (`[parts, nnz]`); `what` names it in errors.
 fn values_part(what: &'static str, values: &Buffer<f32>, parts: usize, part: usize, nnz: usize) -> Result<u64> {
-    let expected = parts.checked_mul(nnz).filter(|_| part < parts).ok_or_else(|| Error::Unsupported {
-        what: format!("part {part} of {parts} runs of {nnz} values"),
-    })?;
+    let expected = parts
+        .checked_mul(nnz)
+        .filter(|_| part < parts)
+        .ok_or_else(|| Error::Unsupported { what: format!("part {part} of {parts} runs of {nnz} values") })?;
     if values.len() != expected {
         return Err(Error::ShapeMismatch { op: "cusparse", what, expected, got: values.len() });
     }
@@ -318,10 +319,17 @@ pub(crate) fn sddmm(
     let handle = handle.on(backend)?;
     // SAFETY: `a` and `b` are live buffers of the whole arrays `ma` and `mb` describe, `out` the
     // head's run of `nnz` values inside `values` (checked above); the inputs are only read.
-    let (da, db, c) =
-        unsafe { (DenseMatrix::head(a.device_addr(), ma)?, DenseMatrix::head(b.device_addr(), mb)?, SparseMatrix::csr(pattern, out)?) };
-    let (op_a, op_b) =
-        (sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE, sys::cusparseOperation_t::CUSPARSE_OPERATION_TRANSPOSE);
+    let (da, db, c) = unsafe {
+        (
+            DenseMatrix::head(a.device_addr(), ma)?,
+            DenseMatrix::head(b.device_addr(), mb)?,
+            SparseMatrix::csr(pattern, out)?,
+        )
+    };
+    let (op_a, op_b) = (
+        sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
+        sys::cusparseOperation_t::CUSPARSE_OPERATION_TRANSPOSE,
+    );
     let alg = sys::cusparseSDDMMAlg_t::CUSPARSE_SDDMM_ALG_DEFAULT;
     let f32_type = sys::cudaDataType_t::CUDA_R_32F;
     let (alpha_p, beta_p) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
@@ -331,7 +339,17 @@ pub(crate) fn sddmm(
     check(
         unsafe {
             sys::cusparseSDDMM_bufferSize(
-                handle, op_a, op_b, alpha_p, da.input(), db.input(), beta_p, c.raw, f32_type, alg, &mut bytes,
+                handle,
+                op_a,
+                op_b,
+                alpha_p,
+                da.input(),
+                db.input(),
+                beta_p,
+                c.raw,
+                f32_type,
+                alg,
+                &mut bytes,
             )
         },
         || "sizing an SDDMM's workspace".to_string(),
@@ -343,15 +361,37 @@ pub(crate) fn sddmm(
     // dense inputs (a separate buffer).
     check(
         unsafe {
-            sys::cusparseSDDMM(handle, op_a, op_b, alpha_p, da.input(), db.input(), beta_p, c.raw, f32_type, alg, buffer)
+            sys::cusparseSDDMM(
+                handle,
+                op_a,
+                op_b,
+                alpha_p,
+                da.input(),
+                db.input(),
+                beta_p,
+                c.raw,
+                f32_type,
+                alg,
+                buffer,
+            )
         },
-        || format!("SDDMM of head {} ({} x {} x {}, {} entries)", at.head, pattern.rows, at.feat, pattern.cols, pattern.nnz()),
+        || {
+            format!(
+                "SDDMM of head {} ({} x {} x {}, {} entries)",
+                at.head,
+                pattern.rows,
+                at.feat,
+                pattern.cols,
+                pattern.nnz()
+            )
+        },
     )
 }
 
 /// SpMM of one head: `out_h = alpha·(S·x_h)` (overwriting `out_h`), `S` the pattern with part
 /// `part` of the `[parts, nnz]` array `values`, `x` `[pattern.cols, H, F]`, `out`
-/// `[pattern.rows, H, F]`.
+/// `[pattern.rows, H, F]`. A pattern without entries runs nothing (`out_h` keeps what it holds:
+/// the path zeroes its outputs first).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spmm(
     backend: &Backend,
@@ -365,7 +405,7 @@ pub(crate) fn spmm(
 ) -> Result<()> {
     let (mx, mo) = (at.of("x", x, pattern.cols)?, at.of("out", out, pattern.rows)?);
     let weights = values_part("values", values, parts, part, pattern.nnz())?;
-    if backend.measuring() || pattern.rows == 0 {
+    if backend.measuring() || pattern.nnz() == 0 {
         return Ok(());
     }
     let beta = 0.0f32;
@@ -374,7 +414,11 @@ pub(crate) fn spmm(
     // the part's run of `nnz` values inside `values` (checked above); `out` is distinct from both
     // inputs (`&mut`), which are only read.
     let (a, b, c) = unsafe {
-        (SparseMatrix::csr(pattern, weights)?, DenseMatrix::head(x.device_addr(), mx)?, DenseMatrix::head(out.device_addr(), mo)?)
+        (
+            SparseMatrix::csr(pattern, weights)?,
+            DenseMatrix::head(x.device_addr(), mx)?,
+            DenseMatrix::head(out.device_addr(), mo)?,
+        )
     };
     let op = sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE;
     let f32_type = sys::cudaDataType_t::CUDA_R_32F;
@@ -386,7 +430,17 @@ pub(crate) fn spmm(
     check(
         unsafe {
             sys::cusparseSpMM_bufferSize(
-                handle, op, op, alpha_p, a_in, b.input(), beta_p, c.raw, f32_type, SPMM_ALGORITHM, &mut bytes,
+                handle,
+                op,
+                op,
+                alpha_p,
+                a_in,
+                b.input(),
+                beta_p,
+                c.raw,
+                f32_type,
+                SPMM_ALGORITHM,
+                &mut bytes,
             )
         },
         || "sizing an SpMM's workspace".to_string(),
@@ -399,7 +453,16 @@ pub(crate) fn spmm(
         unsafe {
             sys::cusparseSpMM(handle, op, op, alpha_p, a_in, b.input(), beta_p, c.raw, f32_type, SPMM_ALGORITHM, buffer)
         },
-        || format!("SpMM of head {} ({} x {} x {}, {} entries)", at.head, pattern.rows, pattern.cols, at.feat, pattern.nnz()),
+        || {
+            format!(
+                "SpMM of head {} ({} x {} x {}, {} entries)",
+                at.head,
+                pattern.rows,
+                pattern.cols,
+                at.feat,
+                pattern.nnz()
+            )
+        },
     )
 }
 
@@ -472,7 +535,9 @@ pub(crate) fn gather(
     // SAFETY: `y.raw` is a valid place for the descriptor; `src` is the part's live run of `n`
     // values (checked above), only read.
     check(
-        unsafe { sys::cusparseCreateConstDnVec(&mut y.raw, n as i64, src as *const c_void, sys::cudaDataType_t::CUDA_R_32F) },
+        unsafe {
+            sys::cusparseCreateConstDnVec(&mut y.raw, n as i64, src as *const c_void, sys::cudaDataType_t::CUDA_R_32F)
+        },
         || format!("describing a dense vector of {n} entries"),
     )?;
     backend.count_library_call();
