@@ -114,6 +114,11 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         self.scale
     }
 
+    /// Heads and features per head.
+    pub fn shape(&self) -> (u32, u32) {
+        (self.heads, self.feat)
+    }
+
     /// One line saying what runs, for reports.
     pub fn summary(&self) -> String {
         format!(
