@@ -796,6 +796,9 @@ pub fn bench_prepared(
             // Running out of device memory is this case's end, not the benchmark's: the backend
             // refuses before allocating, so nothing is left in a bad state.
             Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => BenchRow::refused(variant, e.to_string()),
+            // So is a cuSPARSE call that fails (a shape its routines refuse): the baseline's
+            // record says why, the benchmark goes on.
+            Err(CliError::Library(e @ dfgnn::Error::Cusparse { .. })) => BenchRow::refused(variant, e.to_string()),
             Err(e) => return Err(e),
         });
     }
