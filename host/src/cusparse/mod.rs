@@ -23,7 +23,8 @@
 //!
 //! Deterministic: no product over the transposed matrix (which cuSPARSE documents as possibly
 //! varying run to run) is asked for, and the SpMM algorithm is fixed
-//! (`library::SPMM_ALGORITHM`). Outputs are zeroed before the products write them.
+//! (`library::SPMM_ALGORITHM`). The products' outputs are zeroed before they write them (the
+//! softmax kernels write every value of theirs).
 
 mod library;
 
@@ -155,7 +156,7 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         }
         let edges = g.nnz() * self.heads as usize;
         let mut scores = backend.zeros::<f32>(edges)?;
-        let mut alpha = backend.zeros::<f32>(edges)?;
+        let mut alpha = backend.alloc::<f32>(edges)?;
         let mut out = backend.zeros::<f32>(g.num_dst() * width)?;
         for head in 0..self.heads {
             let at = self.head(head);
