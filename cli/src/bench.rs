@@ -12,11 +12,16 @@
 //! A model joins every benchmark (this one, `dfgnn bench suite`, the criterion benches) through
 //! [`Model`] (one entry of [`Model::ALL`], its byte model, its inputs) and an implementation of
 //! [`Timed`].
+//!
+//! Besides dfgnn's schedules, a benchmark can time [`Variant::Cusparse`], GT through cuSPARSE's
+//! SDDMM and SpMM ([`dfgnn::CusparseGt`], CUDA only): before it is timed its output (and, with
+//! the backward, its gradients) is compared with the plan's on the same inputs
+//! ([`cross_check`]), and a path that disagrees is reported, not timed.
 
 use dfgnn_graphs::Csr;
 
 use dfgnn::{
-    Agnn, AgnnConfig, Backend, Buffer, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig, Plan,
+    Agnn, AgnnConfig, Backend, Buffer, CusparseGt, DeviceGraph, Gat, GatConfig, GatV2, GatV2Config, Gt, GtConfig,
     PlanOptions, Schedule,
 };
 use indicatif::ProgressBar;
@@ -151,6 +156,58 @@ impl Timing {
     }
 }
 
+/// What a benchmark times: one of dfgnn's schedules (`auto`: the scheduler's plan), or the
+/// cuSPARSE path (GT only, on a CUDA device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// A dfgnn schedule.
+    Schedule(Schedule),
+    /// GT through cuSPARSE's SDDMM and SpMM around dfgnn's edge softmax ([`dfgnn::CusparseGt`]).
+    Cusparse,
+}
+
+impl Variant {
+    /// Every variant: the schedules (`auto` first), then `cusparse`.
+    pub const ALL: [Variant; 7] = [
+        Variant::Schedule(Schedule::Auto),
+        Variant::Schedule(Schedule::RowGroup),
+        Variant::Schedule(Schedule::RowTiled),
+        Variant::Schedule(Schedule::RowSplit),
+        Variant::Schedule(Schedule::EdgeParallel),
+        Variant::Schedule(Schedule::Unfused),
+        Variant::Cusparse,
+    ];
+
+    /// The name in the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Schedule(s) => s.name(),
+            Self::Cusparse => "cusparse",
+        }
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = CliError;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| CliError::Usage {
+            what: format!("schedule `{s}` (known: {})", Self::ALL.map(Variant::name).join(", ")),
+        })
+    }
+}
+
+/// The most a checked path's results may differ from the plan's, relative to the plan's largest
+/// magnitude (at least 1): the peers' check (`benches/peers.py --tolerance`). A cross-check
+/// that the path computes the same function, not the accuracy test (that is the GPU test under
+/// `dfgnn_reference::precision`, `host/tests/cusparse.rs`).
+pub const CROSS_CHECK_TOLERANCE: f64 = 1e-3;
+
 /// What to time.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
@@ -158,8 +215,8 @@ pub struct BenchOptions {
     pub heads: u32,
     /// Features per head.
     pub feat: u32,
-    /// Schedules to time (`Auto` = the scheduler's plan).
-    pub schedules: Vec<Schedule>,
+    /// Schedules (`auto` = the scheduler's plan) and baselines to time.
+    pub variants: Vec<Variant>,
     /// Untimed runs first.
     pub warmup: usize,
     /// Timed runs (the median is reported).
@@ -177,11 +234,11 @@ pub struct BenchOptions {
     pub plan: PlanOptions,
 }
 
-/// One schedule's timings.
+/// One variant's timings.
 #[derive(Clone, Debug)]
 pub struct BenchRow {
-    /// The schedule asked for.
-    pub requested: Schedule,
+    /// The schedule or baseline asked for.
+    pub requested: Variant,
     /// The plan, one line.
     pub plan: String,
     /// Why the planner chose it, one line per decision.
@@ -202,11 +259,14 @@ pub struct BenchRow {
     pub launches: (u64, u64),
     /// Or why the schedule could not run.
     pub error: Option<String>,
+    /// For a path checked against the plan before timing, the largest relative difference of its
+    /// results ([`cross_check`]).
+    pub check_relative_error: Option<f64>,
 }
 
 impl BenchRow {
     /// The row of a schedule that could not run, and why.
-    fn refused(requested: Schedule, why: String) -> Self {
+    fn refused(requested: Variant, why: String) -> Self {
         let nan = Timing { median_ms: f64::NAN, min_ms: f64::NAN, max_ms: f64::NAN };
         Self {
             requested,
@@ -220,6 +280,7 @@ impl BenchRow {
             peak_bytes: 0,
             launches: (0, 0),
             error: Some(why),
+            check_relative_error: None,
         }
     }
 }
@@ -309,6 +370,25 @@ impl Model {
         }
     }
 
+    /// The model on `dg` as `variant` asks (the cuSPARSE path is GT's only), `plan`'s other
+    /// overrides applied to a schedule.
+    pub fn timed<'g>(
+        self,
+        dg: &'g DeviceGraph<'_>,
+        heads: u32,
+        feat: u32,
+        variant: Variant,
+        plan: &PlanOptions,
+    ) -> dfgnn::Result<Box<dyn Timed + 'g>> {
+        match (variant, self) {
+            (Variant::Schedule(schedule), _) => self.plan(dg, heads, feat, PlanOptions { schedule, ..plan.clone() }),
+            (Variant::Cusparse, Self::Gt) => Ok(Box::new(CusparseGt::new(dg, &GtConfig::new(heads, feat))?)),
+            (Variant::Cusparse, _) => {
+                Err(dfgnn::Error::Unsupported { what: format!("the cuSPARSE path for {self} (it is GT's only)") })
+            }
+        }
+    }
+
     /// Plans the model on `dg` for `plan`.
     pub fn plan<'g>(
         self,
@@ -354,10 +434,17 @@ pub struct InputSet {
     d_out: Buffer<f32>,
 }
 
-/// One model planned for one schedule, ready to time.
+/// One model planned for one schedule (or a baseline), ready to time.
 pub trait Timed {
-    /// The plan.
-    fn plan(&self) -> &Plan;
+    /// What runs, one line (the plan's summary).
+    fn summary(&self) -> String;
+    /// Why, one line per decision (the planner's reasons).
+    fn reasons(&self) -> Vec<String>;
+    /// For a path checked before it is timed (a baseline), [`cross_check`]'s result on `set`;
+    /// `None` for dfgnn's own schedules (their accuracy tests are the test suites').
+    fn cross_check(&self, _dg: &DeviceGraph<'_>, _set: &InputSet, _backward: bool) -> Option<Result<f64>> {
+        None
+    }
     /// The forward on `set`.
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()>;
     /// The forward and the backward on `set`.
@@ -365,8 +452,12 @@ pub trait Timed {
 }
 
 impl Timed for Gt<'_, '_> {
-    fn plan(&self) -> &Plan {
-        Gt::plan(self)
+    fn summary(&self) -> String {
+        Gt::plan(self).summary()
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        Gt::plan(self).reasons.clone()
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -380,8 +471,12 @@ impl Timed for Gt<'_, '_> {
 }
 
 impl Timed for Agnn<'_, '_> {
-    fn plan(&self) -> &Plan {
-        Agnn::plan(self)
+    fn summary(&self) -> String {
+        Agnn::plan(self).summary()
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        Agnn::plan(self).reasons.clone()
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -395,8 +490,12 @@ impl Timed for Agnn<'_, '_> {
 }
 
 impl Timed for Gat<'_, '_> {
-    fn plan(&self) -> &Plan {
-        Gat::plan(self)
+    fn summary(&self) -> String {
+        Gat::plan(self).summary()
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        Gat::plan(self).reasons.clone()
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -410,8 +509,12 @@ impl Timed for Gat<'_, '_> {
 }
 
 impl Timed for GatV2<'_, '_> {
-    fn plan(&self) -> &Plan {
-        GatV2::plan(self)
+    fn summary(&self) -> String {
+        GatV2::plan(self).summary()
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        GatV2::plan(self).reasons.clone()
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
@@ -422,6 +525,60 @@ impl Timed for GatV2<'_, '_> {
         let fwd = GatV2::forward(self, &set.src, &set.dst, &set.vectors.0)?;
         self.backward(&fwd, &set.d_out).map(drop)
     }
+}
+
+impl Timed for CusparseGt<'_, '_> {
+    fn summary(&self) -> String {
+        CusparseGt::summary(self)
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn cross_check(&self, dg: &DeviceGraph<'_>, set: &InputSet, backward: bool) -> Option<Result<f64>> {
+        Some(cross_check(dg, self, set, backward))
+    }
+
+    fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        CusparseGt::forward(self, &set.dst, &set.src, &set.src2).map(drop)
+    }
+
+    fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
+        let fwd = CusparseGt::forward(self, &set.dst, &set.src, &set.src2)?;
+        self.backward(&fwd, &set.d_out).map(drop)
+    }
+}
+
+/// The cuSPARSE path's results on `set` against the plan's (GT with the default plan, on the same
+/// inputs): the largest over `out` (and, with `backward`, `dq`, `dk`, `dv`) of
+/// `max|path − plan| / max(1, max|plan|)`.
+pub fn cross_check(dg: &DeviceGraph<'_>, path: &CusparseGt<'_, '_>, set: &InputSet, backward: bool) -> Result<f64> {
+    let backend = dg.backend();
+    let (heads, feat) = path.shape();
+    let plan = Gt::new(dg, &GtConfig::new(heads, feat))?;
+    let (fwd, theirs) = (plan.forward(&set.dst, &set.src, &set.src2)?, path.forward(&set.dst, &set.src, &set.src2)?);
+    let mut pairs = vec![(backend.download(&fwd.out)?, backend.download(&theirs.out)?)];
+    if backward {
+        let (ours, other) = (plan.backward(&fwd, &set.d_out)?, path.backward(&theirs, &set.d_out)?);
+        for (a, b) in [(&ours.dq, &other.dq), (&ours.dk, &other.dk), (&ours.dv, &other.dv)] {
+            pairs.push((backend.download(a)?, backend.download(b)?));
+        }
+    }
+    Ok(pairs.iter().map(|(ours, other)| relative_difference(other, ours)).fold(0.0, f64::max))
+}
+
+/// `max|a − b| / max(1, max|b|)`; infinite when a value is not finite or the lengths differ.
+fn relative_difference(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let scale = b.iter().fold(1.0f64, |m, &x| m.max(f64::from(x).abs()));
+    let worst = a.iter().zip(b).fold(0.0f64, |m, (&x, &y)| {
+        let d = (f64::from(x) - f64::from(y)).abs();
+        if d.is_nan() { f64::INFINITY } else { m.max(d) }
+    });
+    worst / scale
 }
 
 /// The input sets of one benchmark case, made on the device, with their sizes.
@@ -517,7 +674,7 @@ pub fn bench(
 ) -> Result<BenchReport> {
     progress.set_message("preparing the graph");
     let dg = DeviceGraph::new(backend, graph)?;
-    progress.set_length(options.schedules.len() as u64);
+    progress.set_length(options.variants.len() as u64);
     let copy_bytes_per_s = copy_bandwidth_for(&dg, options)?;
     bench_prepared(&dg, model, options, copy_bytes_per_s, progress)
 }
@@ -567,9 +724,9 @@ fn measure(
         (None, 0, forward_peak_bytes)
     };
     Ok(BenchRow {
-        requested: Schedule::Auto,
-        plan: timed.plan().summary(),
-        reasons: timed.plan().reasons.clone(),
+        requested: Variant::Schedule(Schedule::Auto),
+        plan: timed.summary(),
+        reasons: timed.reasons(),
         forward,
         forward_repeats,
         forward_peak_bytes,
@@ -578,6 +735,7 @@ fn measure(
         peak_bytes,
         launches: (forward_launches, backward_launches),
         error: None,
+        check_relative_error: None,
     })
 }
 
@@ -606,23 +764,41 @@ pub fn bench_prepared(
     // The other input sets are alive only for the rotation; they are not the schedule's.
     let extra_sets = (sets - 1).checked_mul(inputs.set_bytes).ok_or_else(too_big)?;
     let mut rows = Vec::new();
-    for &schedule in &options.schedules {
-        progress.set_message(format!("timing {model} {h}x{f} {schedule}"));
-        let timed = match model.plan(dg, h, f, PlanOptions { schedule, ..options.plan.clone() }) {
+    for &variant in &options.variants {
+        progress.set_message(format!("timing {model} {h}x{f} {variant}"));
+        let timed = match model.timed(dg, h, f, variant, &options.plan) {
             Ok(timed) => timed,
             Err(e) => {
-                rows.push(BenchRow::refused(schedule, e.to_string()));
+                rows.push(BenchRow::refused(variant, e.to_string()));
                 progress.inc(1);
                 continue;
             }
         };
-        let measured = measure(backend, timed.as_ref(), &inputs, options, extra_sets);
+        let measured = match timed.cross_check(dg, &inputs.sets[0], options.backward) {
+            Some(Ok(error)) if error > CROSS_CHECK_TOLERANCE => Ok(BenchRow {
+                check_relative_error: Some(error),
+                ..BenchRow::refused(
+                    variant,
+                    format!(
+                        "its results differ from the plan's by {error:.3e} (relative), past the cross-check's \
+                         {CROSS_CHECK_TOLERANCE:e}"
+                    ),
+                )
+            }),
+            Some(Err(e)) => Err(e),
+            Some(Ok(error)) => measure(backend, timed.as_ref(), &inputs, options, extra_sets)
+                .map(|row| BenchRow { check_relative_error: Some(error), ..row }),
+            None => measure(backend, timed.as_ref(), &inputs, options, extra_sets),
+        };
         progress.inc(1);
         rows.push(match measured {
-            Ok(row) => BenchRow { requested: schedule, ..row },
+            Ok(row) => BenchRow { requested: variant, ..row },
             // Running out of device memory is this case's end, not the benchmark's: the backend
             // refuses before allocating, so nothing is left in a bad state.
-            Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => BenchRow::refused(schedule, e.to_string()),
+            Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => BenchRow::refused(variant, e.to_string()),
+            // So is a cuSPARSE call that fails (a shape its routines refuse): the baseline's
+            // record says why, the benchmark goes on.
+            Err(CliError::Library(e @ dfgnn::Error::Cusparse { .. })) => BenchRow::refused(variant, e.to_string()),
             Err(e) => return Err(e),
         });
     }
@@ -689,6 +865,16 @@ impl std::fmt::Display for BenchReport {
                 format!("{}/{}", r.launches.0, r.launches.1),
                 r.plan
             )?;
+        }
+        for r in &self.rows {
+            if let Some(error) = r.check_relative_error {
+                writeln!(
+                    f,
+                    "{}: checked against the plan before timing: largest relative difference {error:.3e} (at most \
+                     {CROSS_CHECK_TOLERANCE:e})",
+                    r.requested.name()
+                )?;
+            }
         }
         Ok(())
     }

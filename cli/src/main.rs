@@ -144,7 +144,8 @@ struct SuiteArgs {
     /// Shapes HxF, comma-separated (default: 1x128,4x64,8x32).
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
-    /// Schedules, comma-separated (default: all; `auto` is the plan).
+    /// Schedules and baselines, comma-separated (default: all; `auto` is the plan, `cusparse` GT
+    /// through cuSPARSE, checked against the plan first).
     #[arg(long, value_delimiter = ',')]
     schedules: Vec<String>,
     /// Time the forward only.
@@ -207,7 +208,8 @@ struct BenchArgs {
     /// Features per head.
     #[arg(long, default_value_t = 64)]
     feat: u32,
-    /// Schedules to time, comma-separated (`auto` is the scheduler's plan).
+    /// Schedules to time, comma-separated (`auto` is the scheduler's plan; `cusparse`, GT only,
+    /// cuSPARSE's SDDMM and SpMM around dfgnn's softmax, checked against the plan first).
     #[arg(long, value_delimiter = ',', default_value = "auto,row_tiled,row_split")]
     schedule: Vec<String>,
     /// Untimed runs before timing.
@@ -455,11 +457,11 @@ fn demo(backend: &Backend, seed: u64, scale: usize) -> Result<()> {
 }
 
 fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &BenchArgs) -> Result<()> {
-    let schedules = args.schedule.iter().map(|s| s.parse()).collect::<dfgnn::Result<Vec<dfgnn::Schedule>>>()?;
+    let variants = args.schedule.iter().map(|s| s.parse()).collect::<Result<Vec<dfgnn_cli::bench::Variant>>>()?;
     let options = dfgnn_cli::bench::BenchOptions {
         heads: args.heads,
         feat: args.feat,
-        schedules,
+        variants,
         warmup: args.warmup as usize,
         repeats: args.repeats as usize,
         case_budget_ms: None,
@@ -552,7 +554,7 @@ fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBu
         options.shapes = args.shapes.iter().map(|s| parse_shape(s)).collect::<Result<_>>()?;
     }
     if !args.schedules.is_empty() {
-        options.schedules = args.schedules.iter().map(|s| s.parse()).collect::<dfgnn::Result<_>>()?;
+        options.variants = args.schedules.iter().map(|s| s.parse()).collect::<Result<_>>()?;
     }
     options.warmup = args.warmup.unwrap_or(options.warmup);
     options.repeats = args.repeats.map_or(options.repeats, |r| r as usize);

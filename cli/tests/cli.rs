@@ -177,6 +177,24 @@ fn bench_times_every_schedule_asked_for(model: &str) {
 }
 
 #[test]
+fn the_cusparse_baseline_is_reported_unavailable_on_the_emulator_not_timed() {
+    let args = ["bench", "gt", "--graph", "er-1K-d8", "--heads", "2", "--feat", "8", "--repeats", "1", "--warmup", "0"];
+    let out = dfgnn(&[&args[..], &["--schedule", "auto,cusparse"]].concat());
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let row = |name: &str| {
+        stdout.lines().find(|line| line.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{stdout}"))
+    };
+    assert!(!row("auto").contains("cannot run"), "{stdout}");
+    assert!(row("cusparse").contains("cannot run") && row("cusparse").contains("CUDA device"), "{stdout}");
+    // GAT has no cuSPARSE path: a reason, on any backend.
+    let gat =
+        dfgnn(&["bench", "gat", "--graph", "er-1K-d8", "--repeats", "1", "--warmup", "0", "--schedule", "cusparse"]);
+    let stdout = String::from_utf8_lossy(&gat.stdout);
+    assert!(gat.status.success() && stdout.contains("GT's only"), "{stdout}");
+}
+
+#[test]
 fn bench_gat_times_every_schedule_asked_for() {
     bench_times_every_schedule_asked_for("gat");
 }

@@ -52,6 +52,15 @@ pub enum Error {
         /// Elements given.
         got: usize,
     },
+    /// A cuSPARSE call failed, or the library could not be loaded (the `cusparse` feature).
+    #[cfg(feature = "cusparse")]
+    #[error("cuSPARSE error during {during}: {status}")]
+    Cusparse {
+        /// What the library was doing.
+        during: String,
+        /// cuSPARSE's status, or why the library is missing.
+        status: String,
+    },
     /// A size or option the library does not support (with the limit).
     #[error("unsupported: {what}")]
     Unsupported {

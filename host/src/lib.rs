@@ -6,6 +6,7 @@
 //! | graph | [`graph`] | a graph prepared once on a backend |
 //! | ops | [`gt`], [`agnn`], [`gat`], [`gatv2`] | fused attention forward and backward, planned by [`plan`] |
 //! | interop | [`external`] | the ops on memory someone else owns (PyTorch tensors) |
+//! | baseline | `cusparse` (feature `cusparse`) | GT through cuSPARSE's SDDMM and SpMM, for comparison |
 //!
 //! | on the CPU | on the device |
 //! |---|---|
@@ -15,6 +16,8 @@
 pub mod agnn;
 pub mod backend;
 mod baseline;
+#[cfg(feature = "cusparse")]
+pub mod cusparse;
 mod error;
 pub mod external;
 mod fused;
@@ -26,6 +29,8 @@ pub mod plan;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, Counts, DeviceLimits, Element, Selection, Workspace};
+#[cfg(feature = "cusparse")]
+pub use cusparse::{CusparseForward, CusparseGt};
 pub use error::{Error, Result};
 pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecomputedGrads};
 pub use gatv2::{DEFAULT_GATV2_SLOPE, GatV2, GatV2Config, GatV2Forward, GatV2Grads};

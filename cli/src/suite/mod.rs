@@ -1,5 +1,5 @@
-//! The benchmark suite (`dfgnn bench suite`): graphs × models × shapes × schedules ×
-//! {forward, forward+backward}, timed with the protocol of [`crate::bench`] (CUDA events,
+//! The benchmark suite (`dfgnn bench suite`): graphs × models × shapes × variants (the plan, each
+//! forced schedule, `unfused`, and the cuSPARSE path) × {forward, forward+backward}, timed with the protocol of [`crate::bench`] (CUDA events,
 //! warm-up, the median of repeats, input sets in rotation), written as JSON (one [`Record`] per
 //! case), and turned into a Markdown report ([`report`]) and SVG plots ([`plots`]).
 //!
@@ -15,12 +15,12 @@ pub mod report;
 
 use std::path::{Path, PathBuf};
 
-use dfgnn::{Backend, DeviceGraph, Schedule};
+use dfgnn::{Backend, DeviceGraph};
 use dfgnn_graphs::{Csr, GraphError, GraphStats};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{BenchOptions, ByteModel, Model, Timing, bench_prepared, copy_bandwidth_for};
+use crate::bench::{BenchOptions, ByteModel, Model, Timing, Variant, bench_prepared, copy_bandwidth_for};
 use crate::data::{LoadOptions, load_graph};
 use crate::error::{CliError, Result};
 
@@ -156,6 +156,10 @@ pub struct Record {
     pub reasons: Vec<String>,
     /// Why the case could not run.
     pub error: Option<String>,
+    /// For a path compared with a reference before timing (a peer, or dfgnn's cuSPARSE path
+    /// against the plan: `bench::cross_check`), the largest relative difference found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_relative_error: Option<f64>,
 }
 
 /// A case's achieved bandwidth.
@@ -291,8 +295,8 @@ pub struct SuiteOptions {
     pub models: Vec<Model>,
     /// Heads × features per head.
     pub shapes: Vec<(u32, u32)>,
-    /// Schedules (`auto` = the plan).
-    pub schedules: Vec<Schedule>,
+    /// Schedules (`auto` = the plan) and baselines.
+    pub variants: Vec<Variant>,
     /// Time forward+backward too.
     pub backward: bool,
     /// Untimed calls first.
@@ -317,7 +321,7 @@ impl Default for SuiteOptions {
             graphs: DEFAULT_GRAPHS.map(String::from).to_vec(),
             models: Model::ALL.to_vec(),
             shapes: DEFAULT_SHAPES.to_vec(),
-            schedules: Schedule::ALL.to_vec(),
+            variants: Variant::ALL.to_vec(),
             backward: true,
             warmup: 3,
             repeats: 10,
@@ -368,8 +372,9 @@ pub fn resolve_graph(
     load_graph(name, load).map(Ok)
 }
 
-/// The records of one graph: every model × shape × schedule × pass of `options`. A model or
-/// schedule that refuses the graph or shape gives records with the reason in `error`.
+/// The records of one graph: every model × shape × variant × pass of `options`. A model or
+/// variant that refuses the graph or shape (the cuSPARSE path off GT or off a GPU) gives records
+/// with the reason in `error`.
 pub fn run_graph(
     backend: &Backend,
     name: &str,
@@ -385,7 +390,7 @@ pub fn run_graph(
         let bench = BenchOptions {
             heads,
             feat,
-            schedules: options.schedules.clone(),
+            variants: options.variants.clone(),
             warmup: options.warmup,
             repeats: options.repeats,
             case_budget_ms: Some(options.case_budget_ms),
@@ -401,10 +406,10 @@ pub fn run_graph(
                 Ok(report) => report,
                 // Inputs that do not fit are this case's refusal, not the suite's end.
                 Err(CliError::Library(e @ dfgnn::Error::OutOfMemory { .. })) => {
-                    progress.inc(options.schedules.len() as u64);
-                    for &schedule in &options.schedules {
+                    progress.inc(options.variants.len() as u64);
+                    for &variant in &options.variants {
                         for pass in passes(options.backward) {
-                            records.push(refused(&graph_record, model, schedule, heads, feat, pass, e.to_string()));
+                            records.push(refused(&graph_record, model, variant, heads, feat, pass, e.to_string()));
                         }
                     }
                     continue;
@@ -443,6 +448,7 @@ pub fn run_graph(
                             plan: row.plan.clone(),
                             reasons: row.reasons.clone(),
                             error: row.error.clone(),
+                            check_relative_error: row.check_relative_error,
                         }
                         .with_bandwidth(),
                     );
@@ -470,7 +476,7 @@ fn passes(backward: bool) -> Vec<Pass> {
 fn refused(
     graph: &GraphRecord,
     model: Model,
-    schedule: Schedule,
+    variant: Variant,
     heads: u32,
     feat: u32,
     pass: Pass,
@@ -479,7 +485,7 @@ fn refused(
     Record {
         system: "dfgnn".to_string(),
         model,
-        variant: schedule.name().to_string(),
+        variant: variant.name().to_string(),
         graph: graph.clone(),
         heads,
         feat,
@@ -494,6 +500,7 @@ fn refused(
         plan: String::new(),
         reasons: Vec::new(),
         error: Some(why),
+        check_relative_error: None,
     }
 }
 
@@ -511,7 +518,7 @@ pub fn run(
     let started = std::time::Instant::now();
     let mut file =
         SuiteFile { meta: Meta::now("dfgnn bench suite", backend.description(), options), records: Vec::new() };
-    let per_graph = (options.models.len() * options.shapes.len() * options.schedules.len()) as u64;
+    let per_graph = (options.models.len() * options.shapes.len() * options.variants.len()) as u64;
     progress.set_length(per_graph * options.graphs.len() as u64);
     for name in &options.graphs {
         if let Some(limit) = options.time_limit.filter(|&limit| started.elapsed() >= limit) {

@@ -288,6 +288,7 @@ mod tests {
             plan: "row_tiled (w4 s1)".to_string(),
             reasons: Vec::new(),
             error: None,
+            check_relative_error: None,
         }
     }
 

@@ -107,6 +107,14 @@ impl CudaBackend {
         super::scope_stream(self.id).unwrap_or_else(|| self.stream.clone())
     }
 
+    /// The stream work goes to now, as a raw `CUstream`, with the primary context current on
+    /// this thread (for cuSPARSE, which queues its kernels on the stream it is given).
+    #[cfg(feature = "cusparse")]
+    pub fn raw_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
+        self.ctx.bind_to_thread().during(|| "making the device's primary context current".to_string())?;
+        Ok(self.stream().cu_stream())
+    }
+
     /// `raw` (a `CUstream`) as a stream of this context, which becomes the thread's current one.
     ///
     /// # Safety

@@ -321,7 +321,7 @@ impl Backend {
     }
 
     /// Whether this thread is in a [`Workspace::Measure`] call on this backend.
-    fn measuring(&self) -> bool {
+    pub(crate) fn measuring(&self) -> bool {
         SCOPE.with_borrow(|s| s.as_ref().is_some_and(|s| s.backend == self.id && s.workspace == Workspace::Measure))
     }
 
@@ -687,6 +687,25 @@ impl Backend {
         }
     }
 
+    /// The stream work goes to now (the call scope's, else the backend's own) as a raw
+    /// `CUstream`, with the device's primary context made current on this thread, for a library
+    /// that queues kernels of its own (cuSPARSE); `None` under the emulator. The stream lives as
+    /// long as the backend (or the call scope that lent it).
+    #[cfg(feature = "cusparse")]
+    pub(crate) fn raw_stream(&self) -> Result<Option<cudarc::driver::sys::CUstream>> {
+        match &self.inner {
+            Inner::Cuda(c) => c.raw_stream().map(Some),
+            Inner::Emulator(_) => Ok(None),
+        }
+    }
+
+    /// Counts one call of a library routine (a cuSPARSE product, which launches kernels of its
+    /// own) among [`Counts::launches`].
+    #[cfg(feature = "cusparse")]
+    pub(crate) fn count_library_call(&self) {
+        self.counters.launches.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Waits for all work queued on the backend's own stream (or the borrowed one, inside
     /// [`Backend::within`]).
     pub fn synchronize(&self) -> Result<()> {
@@ -846,7 +865,7 @@ impl<T: Element> Buffer<T> {
     }
 
     /// The address of the first element (0 for an empty device buffer).
-    fn device_addr(&self) -> u64 {
+    pub(crate) fn device_addr(&self) -> u64 {
         match &self.storage {
             Storage::Cuda(Some(s)) => cuda::device_address(s),
             Storage::Cuda(None) => 0,
