@@ -11,6 +11,9 @@
 #                                            each one's output and JSON under OUT; exits non-zero
 #                                            if any failed
 #   scripts/python-gpu.sh tests OUT          the tests alone (as in run)
+#   scripts/python-gpu.sh moses DIR OUT      the MOSES training example (GT and GAT, dfgnn and PyG;
+#                                            DIR holds train.csv.gz and test.csv.gz, from
+#                                            scripts/fetch-moses.sh), its output and JSON under OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +48,16 @@ tests | run)
   fi
   echo "python-gpu: all passed"
   ;;
+moses)
+  dir=${1:?usage: scripts/python-gpu.sh moses DIR OUT}
+  out=${2:?usage: scripts/python-gpu.sh moses DIR OUT}
+  mkdir -p "$out"
+  DFGNN_PY_OFFLINE=1 scripts/python-tests.sh --run python/examples/moses_train.py --dir "$dir" --device cuda \
+    --molecules 250000 --test-molecules 20000 --batch 1024 --heads 4 --hidden 128 --epochs 5 \
+    --json "$out/moses_train.json" 2>&1 | tee "$out/moses_train.txt"
+  ;;
 *)
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
   ;;
 esac

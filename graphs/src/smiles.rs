@@ -451,7 +451,8 @@ mod tests {
             vec![(0, 1, Double), (1, 0, Double), (1, 2, Single), (2, 1, Single), (2, 3, Triple), (3, 2, Triple)]
         );
         let g = m.to_csr();
-        let csr: Vec<(u32, u32)> = (0..g.num_dst()).flat_map(|d| g.row(d).iter().map(move |&s| (d as u32, s))).collect();
+        let csr: Vec<(u32, u32)> =
+            (0..g.num_dst()).flat_map(|d| g.row(d).iter().map(move |&s| (d as u32, s))).collect();
         assert_eq!(csr, edges.iter().map(|&(d, s, _)| (d, s)).collect::<Vec<_>>());
     }
 

@@ -31,7 +31,8 @@ An epoch is one pass over the training batches (forward, backward and Adam step 
 timed with ``torch.cuda.synchronize`` on either side. The first epoch is a warm-up (dfgnn
 prepares each batch's graph on first use and caches it; the allocator warms up) and is left
 out: the time is the median of the ``--epochs`` epochs after it. The peak is
-``torch.cuda.max_memory_allocated`` over those epochs (the batches on the device included).
+``torch.cuda.max_memory_allocated`` over those epochs, the batches on the device included
+(``resident_gb``: what was allocated before training, the batches and the parameters).
 dfgnn's prepared graphs live outside torch's allocator, so the peak does not count them: they
 are reported apart (``dfgnn_graph_mb``, all the batches' graphs together). Prints a table and
 writes one JSON with everything, the versions, the GPU, the date and the command.
@@ -181,6 +182,8 @@ def graph_bytes(batches, model):
 def run(model, impl, train, test, test_masks, args, device):
     net = build(model, impl, args.hidden, args.heads, args.seed).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    # What is allocated before training: the batches on the device and the parameters.
+    resident = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
     times, losses = [], []
     for epoch in range(1 + args.epochs):
         if epoch == 1 and device.type == "cuda":
@@ -197,6 +200,7 @@ def run(model, impl, train, test, test_masks, args, device):
         "epoch_ms_all": [1e3 * t for t in times],
         "warmup_epoch_ms": 1e3 * times[0],
         "peak_gb": torch.cuda.max_memory_allocated(device) / 1e9 if device.type == "cuda" else None,
+        "resident_gb": resident / 1e9 if resident is not None else None,
         "train_loss": losses,
     }
     result["test_accuracy"], result["test_loss"] = evaluate(net, test, test_masks)
@@ -292,10 +296,11 @@ def main(argv=None):
             report["runs"][f"{model}/{impl}"] = run(model, impl, train, test, test_masks, args, device)
     where = report["gpu"] or "CPU (dfgnn on its emulator)"
     print(f"3-layer models, {args.heads} heads × {args.hidden // args.heads}, masked-atom prediction, {where}")
-    print(f"{'model/layers':<13} {'epoch (ms)':>11} {'peak (GB)':>10} {'loss':>8} {'test acc (%)':>13}")
+    print(f"{'model/layers':<13} {'epoch (ms)':>11} {'peak (GB)':>10} {'resident (GB)':>14} {'loss':>8} {'test acc (%)':>13}")
     for key, r in report["runs"].items():
-        peak = f"{r['peak_gb']:.3f}" if r["peak_gb"] is not None else "-"
-        print(f"{key:<13} {r['epoch_ms']:>11.1f} {peak:>10} {r['train_loss'][-1]:>8.4f} {100 * r['test_accuracy']:>13.2f}")
+        peak, resident = (f"{r[k]:.3f}" if r[k] is not None else "-" for k in ("peak_gb", "resident_gb"))
+        loss, accuracy = r["train_loss"][-1], 100 * r["test_accuracy"]
+        print(f"{key:<13} {r['epoch_ms']:>11.1f} {peak:>10} {resident:>14} {loss:>8.4f} {accuracy:>13.2f}")
     print(f"always {report['majority_type']}: {100 * report['majority_accuracy']:.2f} % of the masked test atoms")
     for key, r in report["runs"].items():
         if "dfgnn_graph_mb" in r:
