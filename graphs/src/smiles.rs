@@ -87,8 +87,8 @@ impl Molecule {
     /// then source: the edges of [`Molecule::to_csr`] in its order.
     pub fn directed_bonds(&self) -> Vec<(u32, u32, BondOrder)> {
         let mut edges: Vec<_> = self.bonds.iter().flat_map(|b| [(b.a, b.b, b.order), (b.b, b.a, b.order)]).collect();
-        // A pair of atoms has at most one bond (the parser refuses a second): the keys are unique.
-        edges.sort_unstable_by_key(|&(dst, src, _)| (dst, src));
+        // Stable: a molecule built by hand with two bonds between one pair keeps their order.
+        edges.sort_by_key(|&(dst, src, _)| (dst, src));
         edges
     }
 
