@@ -196,8 +196,9 @@ def moses(split: str = "train", count: int | None = None, dir: str | os.PathLike
         dir = os.environ.get("DFGNN_MOSES_DIR")
         if not dir:
             raise FileNotFoundError(
-                "no MOSES folder: pass dir= or set DFGNN_MOSES_DIR to molsets' moses/dataset/data "
-                "(`pip download --no-deps molsets==0.3.1`, then unzip its moses/dataset/data/*.csv.gz)"
+                "no MOSES folder: pass dir= or set DFGNN_MOSES_DIR to the folder of molsets' *.csv.gz "
+                "(`pip download --no-deps molsets==0.3.1`, then unzip its moses/dataset/data/*.csv.gz; "
+                "dfgnn's scripts/fetch-moses.sh does both)"
             )
     if not os.path.isdir(dir):
         raise FileNotFoundError(f"MOSES folder {os.fspath(dir)!r} does not exist (or is not a folder)")

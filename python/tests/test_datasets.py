@@ -41,7 +41,7 @@ def moses_dir() -> str:
     path = os.environ.get("DFGNN_MOSES_DIR")
     if path and os.path.isdir(path):
         return path
-    reason = "set DFGNN_MOSES_DIR to molsets' moses/dataset/data (graphs/README.md): the MOSES test did not run"
+    reason = "set DFGNN_MOSES_DIR to the MOSES folder (scripts/fetch-moses.sh, graphs/README.md): the MOSES test did not run"
     required = os.environ.get("DFGNN_REQUIRE_DATA", "")
     if any(k.strip() in ("1", "all", "moses") for k in required.split(",")):
         pytest.fail(reason + f" (DFGNN_REQUIRE_DATA={required})")
