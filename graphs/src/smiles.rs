@@ -75,15 +75,29 @@ pub struct Molecule {
     pub bonds: Vec<Bond>,
 }
 
+impl Atom {
+    /// The atomic number (`H` 1, `C` 6, ...; 0 for the wildcard `*`).
+    pub fn atomic_number(&self) -> u8 {
+        ELEMENTS.iter().position(|&e| e == self.element).map_or(0, |k| k as u8 + 1)
+    }
+}
+
 impl Molecule {
+    /// Both directions of every bond as `(destination, source, order)`, sorted by destination,
+    /// then source: the edges of [`Molecule::to_csr`] in its order.
+    pub fn directed_bonds(&self) -> Vec<(u32, u32, BondOrder)> {
+        let mut edges: Vec<_> = self.bonds.iter().flat_map(|b| [(b.a, b.b, b.order), (b.b, b.a, b.order)]).collect();
+        // Stable: a molecule built by hand with two bonds between one pair keeps their order.
+        edges.sort_by_key(|&(dst, src, _)| (dst, src));
+        edges
+    }
+
     /// The undirected graph: one node per atom, every bond in both directions, rows sorted.
     pub fn to_csr(&self) -> Csr {
         let mut rows = vec![Vec::new(); self.atoms.len()];
-        for b in &self.bonds {
-            rows[b.a as usize].push(b.b);
-            rows[b.b as usize].push(b.a);
+        for (dst, src, _) in self.directed_bonds() {
+            rows[dst as usize].push(src);
         }
-        rows.iter_mut().for_each(|r: &mut Vec<u32>| r.sort_unstable());
         Csr::from_rows(self.atoms.len(), &rows).unwrap_or_else(|e| unreachable!("bonds join parsed atoms: {e}"))
     }
 }
@@ -423,6 +437,23 @@ mod tests {
         assert_eq!(parse("[Cl-]").unwrap().atoms[0].element, "Cl");
         assert_eq!(parse("[O--]").unwrap().atoms[0].charge, -2);
         assert_eq!(parse("[C@TH1H]").unwrap().atoms[0].hydrogens, 1);
+        let numbers: Vec<u8> = parse("[H]C(Cl)(Br)[Og]*").unwrap().atoms.iter().map(Atom::atomic_number).collect();
+        assert_eq!(numbers, vec![1, 6, 17, 35, 118, 0]);
+    }
+
+    #[test]
+    fn directed_bonds_are_both_directions_in_csr_order() {
+        use BondOrder::*;
+        let m = parse("C=CC#N").unwrap();
+        let edges = m.directed_bonds();
+        assert_eq!(
+            edges,
+            vec![(0, 1, Double), (1, 0, Double), (1, 2, Single), (2, 1, Single), (2, 3, Triple), (3, 2, Triple)]
+        );
+        let g = m.to_csr();
+        let csr: Vec<(u32, u32)> =
+            (0..g.num_dst()).flat_map(|d| g.row(d).iter().map(move |&s| (d as u32, s))).collect();
+        assert_eq!(csr, edges.iter().map(|&(d, s, _)| (d, s)).collect::<Vec<_>>());
     }
 
     #[test]

@@ -8,11 +8,12 @@ the package touches no CUDA.
 - :mod:`dfgnn.ops`: ``gt_attention``, ``gat_attention``, ``gatv2_attention`` (both GATs with
   fused attention dropout), ``agnn_attention``, ``attention_weights``, ``dropout_mask`` (autograd,
   ``torch.compile``-able).
+- :mod:`dfgnn.datasets`: molecules (MOSES, SMILES strings) as batched graphs for PyG-style models.
 - :mod:`dfgnn.nn`: ``TransformerConv``, ``GATConv``, ``GATv2Conv``, ``AGNNConv``: PyG's layers with the fused kernels
   (imported on demand; needs ``torch_geometric``).
 """
 
-from . import ops
+from . import datasets, ops
 from .graph import Graph
 
-__all__ = ["Graph", "ops"]
+__all__ = ["Graph", "datasets", "ops"]

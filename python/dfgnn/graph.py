@@ -71,6 +71,13 @@ class Graph:
         """Edges (duplicates and self loops count as they are)."""
         return self._prepared.num_edges
 
+    @property
+    def device_bytes(self) -> int:
+        """Bytes of the prepared graph's arrays (CSR, CSC, permutation) on its device, allocated
+        by the extension, outside PyTorch's caching allocator (``torch.cuda.max_memory_allocated``
+        does not count them; the planned ops' work lists are not counted here either)."""
+        return self._prepared.device_bytes
+
     def __repr__(self) -> str:
         return f"dfgnn.Graph(num_src={self.num_src}, num_dst={self.num_dst}, num_edges={self.num_edges}, device={self.device})"
 

@@ -13,6 +13,10 @@
 //! nothing per call: called without a workspace, an op only measures the bytes it needs
 //! (`dfgnn::external`). A prepared graph keeps its op objects (plan and work lists) per kind and
 //! shape, made on first use on the backend's own stream and waited for there.
+//!
+//! `datasets`: molecules (MOSES files, SMILES strings) as flat arrays for `dfgnn.datasets`.
+
+mod datasets;
 
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
@@ -229,6 +233,13 @@ impl PreparedGraph {
     #[getter]
     fn num_edges(&self) -> usize {
         self.graph.nnz()
+    }
+
+    /// Device bytes of the prepared graph's arrays (memory of the extension, not of PyTorch's
+    /// allocator; the planned ops' work lists are not counted).
+    #[getter]
+    fn device_bytes(&self) -> usize {
+        self.graph.device_bytes()
     }
 }
 
@@ -529,7 +540,7 @@ fn _dropout_keep(py: Python<'_>, p: f32, seed: u64, num_edges: u64, heads: u32) 
     .map_err(to_py)
 }
 
-/// The module: the prepared graph type and the op entry points.
+/// The module: the prepared graph type, the op entry points and the molecule readers.
 #[pymodule]
 fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PreparedGraph>()?;
@@ -542,5 +553,5 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_dropout_keep, m)?)?;
-    Ok(())
+    datasets::register(m)
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -110,3 +111,36 @@ def graph_case(request):
 @pytest.fixture(params=SHAPES, ids=[f"H{h}F{f}" for h, f in SHAPES])
 def shape(request):
     return request.param
+
+
+def parity(make_pyg, make_dfgnn, inputs, edge_index, device="cpu"):
+    """Runs PyG's layer (or a model of PyG's layers) in f64 (reference) and f32 (naive) and
+    dfgnn's in f32 with the same state_dict; compares, under the tolerance rule, the output and
+    the gradients of every input and parameter (``make_pyg`` and ``make_dfgnn`` are called after
+    ``torch.manual_seed(0)``; a model that returns its loss has it compared as the output)."""
+    torch.manual_seed(0)
+    base = make_pyg()
+    fused = make_dfgnn()
+    assert base.state_dict().keys() == fused.state_dict().keys()
+    fused.load_state_dict(base.state_dict())
+    layers = {"ref": copy.deepcopy(base).double(), "naive": base, "fused": fused.to(device)}
+    d_out = None
+    results = {}
+    for kind, layer in layers.items():
+        dtype = torch.float64 if kind == "ref" else torch.float32
+        on = device if kind == "fused" else "cpu"
+        xs = [x.to(on, dtype).detach().clone().requires_grad_() for x in inputs]
+        out = layer(xs[0] if len(xs) == 1 else tuple(xs), edge_index.to(on))
+        if d_out is None:
+            d_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+        out.backward(d_out.to(on, dtype))
+        cpu = lambda t: None if t is None else t.cpu()  # noqa: E731
+        grads = {f"d{name}": cpu(p.grad) for name, p in layer.named_parameters()}
+        grads.update({f"dx{i}": cpu(x.grad) for i, x in enumerate(xs)})
+        results[kind] = {"out": out.detach().cpu(), **grads}
+    assert results["fused"].keys() == results["ref"].keys()
+    for name, reference in results["ref"].items():
+        if reference is None:  # a parameter the layer does not use (lin_skip without root weight)
+            assert results["fused"][name] is None, name
+            continue
+        assert_tolerance(name, results["fused"][name], results["naive"][name], reference)

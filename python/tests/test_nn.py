@@ -9,41 +9,10 @@ import warnings
 
 import pytest
 import torch
-from conftest import assert_tolerance
+from conftest import assert_tolerance, parity
 
 pyg = pytest.importorskip("torch_geometric.nn")
 import dfgnn.nn  # noqa: E402
-
-
-def _parity(make_pyg, make_dfgnn, inputs, edge_index, device="cpu"):
-    """Runs PyG's layer in f64 (reference) and f32 (naive) and dfgnn's in f32 with the same
-    state_dict; compares the output and the gradients of every input and parameter."""
-    torch.manual_seed(0)
-    base = make_pyg()
-    fused = make_dfgnn()
-    assert base.state_dict().keys() == fused.state_dict().keys()
-    fused.load_state_dict(base.state_dict())
-    layers = {"ref": copy.deepcopy(base).double(), "naive": base, "fused": fused.to(device)}
-    d_out = None
-    results = {}
-    for kind, layer in layers.items():
-        dtype = torch.float64 if kind == "ref" else torch.float32
-        on = device if kind == "fused" else "cpu"
-        xs = [x.to(on, dtype).detach().clone().requires_grad_() for x in inputs]
-        out = layer(xs[0] if len(xs) == 1 else tuple(xs), edge_index.to(on))
-        if d_out is None:
-            d_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
-        out.backward(d_out.to(on, dtype))
-        cpu = lambda t: None if t is None else t.cpu()  # noqa: E731
-        grads = {f"d{name}": cpu(p.grad) for name, p in layer.named_parameters()}
-        grads.update({f"dx{i}": cpu(x.grad) for i, x in enumerate(xs)})
-        results[kind] = {"out": out.detach().cpu(), **grads}
-    assert results["fused"].keys() == results["ref"].keys()
-    for name, reference in results["ref"].items():
-        if reference is None:  # a parameter the layer does not use (lin_skip without root weight)
-            assert results["fused"][name] is None, name
-            continue
-        assert_tolerance(name, results["fused"][name], results["naive"][name], reference)
 
 
 def _graph(seed, num_src, num_dst, num_edges):
@@ -64,7 +33,7 @@ def _graph(seed, num_src, num_dst, num_edges):
 def test_transformer_conv_matches_pyg(kwargs):
     edge_index = _graph(1, 20, 20, 90)
     x = torch.randn(20, 6, generator=torch.Generator().manual_seed(2))
-    _parity(
+    parity(
         lambda: pyg.TransformerConv(6, 5, **kwargs).eval(),
         lambda: dfgnn.nn.TransformerConv(6, 5, fallback="error", **kwargs).eval(),
         [x],
@@ -76,7 +45,7 @@ def test_transformer_conv_matches_pyg_on_a_bipartite_graph():
     edge_index = _graph(3, 12, 7, 40)
     g = torch.Generator().manual_seed(4)
     x_src, x_dst = torch.randn(12, 6, generator=g), torch.randn(7, 3, generator=g)
-    _parity(
+    parity(
         lambda: pyg.TransformerConv((6, 3), 4, heads=2).eval(),
         lambda: dfgnn.nn.TransformerConv((6, 3), 4, heads=2, fallback="error").eval(),
         [x_src, x_dst],
@@ -97,7 +66,7 @@ GAT_IDS = ["one-head", "mean-of-3-heads", "8-heads-residual", "no-loops-no-bias"
 def test_gat_conv_matches_pyg(kwargs):
     edge_index = torch.cat([_graph(11, 30, 30, 120), torch.tensor([[3, 3, 4], [3, 3, 9]])], 1)  # loops, duplicates
     x = torch.randn(30, 7, generator=torch.Generator().manual_seed(12))
-    _parity(
+    parity(
         lambda: pyg.GATConv(7, 5, **kwargs).eval(),
         lambda: dfgnn.nn.GATConv(7, 5, fallback="error", **kwargs).eval(),
         [x],
@@ -110,7 +79,7 @@ def test_gat_conv_matches_pyg_on_a_bipartite_graph(in_channels):
     edge_index = _graph(13, 12, 7, 40)
     g = torch.Generator().manual_seed(14)
     x_src, x_dst = torch.randn(12, 6, generator=g), torch.randn(7, in_channels[1] if isinstance(in_channels, tuple) else 6, generator=g)
-    _parity(
+    parity(
         lambda: pyg.GATConv(in_channels, 4, heads=2, add_self_loops=False).eval(),
         lambda: dfgnn.nn.GATConv(in_channels, 4, heads=2, add_self_loops=False, fallback="error").eval(),
         [x_src, x_dst],
@@ -203,7 +172,7 @@ GATV2_IDS = ["one-head", "mean-of-3-heads", "8-heads-residual", "no-loops-no-bia
 def test_gatv2_conv_matches_pyg(kwargs):
     edge_index = torch.cat([_graph(31, 30, 30, 120), torch.tensor([[3, 3, 4], [3, 3, 9]])], 1)  # loops, duplicates
     x = torch.randn(30, 7, generator=torch.Generator().manual_seed(32))
-    _parity(
+    parity(
         lambda: pyg.GATv2Conv(7, 5, **kwargs).eval(),
         lambda: dfgnn.nn.GATv2Conv(7, 5, fallback="error", **kwargs).eval(),
         [x],
@@ -216,7 +185,7 @@ def test_gatv2_conv_matches_pyg_on_a_bipartite_graph(kwargs):
     edge_index = _graph(33, 12, 7, 40)
     g = torch.Generator().manual_seed(34)
     x_src, x_dst = torch.randn(12, 6, generator=g), torch.randn(7, 6, generator=g)
-    _parity(
+    parity(
         lambda: pyg.GATv2Conv(6, 4, heads=2, add_self_loops=False, **kwargs).eval(),
         lambda: dfgnn.nn.GATv2Conv(6, 4, heads=2, add_self_loops=False, fallback="error", **kwargs).eval(),
         [x_src, x_dst],
@@ -260,7 +229,7 @@ def test_agnn_conv_matches_pyg(requires_grad, add_self_loops):
         return layer.eval()
 
     kwargs = dict(requires_grad=requires_grad, add_self_loops=add_self_loops)
-    _parity(
+    parity(
         lambda: init(pyg.AGNNConv(**kwargs)),
         lambda: init(dfgnn.nn.AGNNConv(fallback="error", **kwargs)),
         [x],
@@ -329,7 +298,7 @@ def test_gat_conv_on_cuda_matches_pyg(kwargs):
         pytest.skip(reason)
     edge_index = _graph(18, 300, 300, 3000)
     x = torch.randn(300, 16, generator=torch.Generator().manual_seed(19))
-    _parity(
+    parity(
         lambda: pyg.GATConv(16, 8, **kwargs).eval(),
         lambda: dfgnn.nn.GATConv(16, 8, fallback="error", **kwargs).eval(),
         [x],
@@ -347,7 +316,7 @@ def test_gatv2_conv_on_cuda_matches_pyg(kwargs):
         pytest.skip(reason)
     edge_index = _graph(37, 300, 300, 3000)
     x = torch.randn(300, 16, generator=torch.Generator().manual_seed(38))
-    _parity(
+    parity(
         lambda: pyg.GATv2Conv(16, 8, **kwargs).eval(),
         lambda: dfgnn.nn.GATv2Conv(16, 8, fallback="error", **kwargs).eval(),
         [x],
