@@ -15,8 +15,8 @@
 //!
 //! # Numerics
 //! f32, scores in base-2 units, one `ex2.approx` per score and per rescale; `l` and the
-//! accumulator are compensated sums ([`Compensated`]), so a long row of repeated edges does not
-//! drift (the backward's cancellation in `Σ_j ds_ij` needs both exact to a few ulps). Attention dropout
+//! accumulator are sums in blocks of [`BLOCK_EDGES`] edges ([`Blocked`]), so a long row of
+//! repeated edges does not drift (the backward's cancellation in `Σ_j ds_ij` needs both accurate). Attention dropout
 //! (when on) scales each edge's weight in the aggregation by its mask factor, not in the sum
 //! `l` the output is normalised by: `out = Σ α_ij·factor_ij·v_j`. Whole rows write
 //! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
@@ -31,7 +31,7 @@ use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
-use crate::kernels::common::softmax::{Compensated, log_sum_exp, rescale_factor, weight};
+use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{GSlice, math};
@@ -87,8 +87,10 @@ fn forward_unit<
         // Prologue: this row's query operand.
         let query = score.query(&load_slots(&lanes, &q, work.node, &slots));
         let mut m = [f32::NEG_INFINITY; SLOTS];
-        let mut weights = [Compensated::<f32>::zero(); SLOTS];
-        let mut sums = [Compensated::<V>::zero(); SLOTS];
+        let mut weights = [Blocked::<f32>::zero(); SLOTS];
+        let mut sums = [Blocked::<V>::zero(); SLOTS];
+        let steps_per_block = (BLOCK_EDGES / STEP).max(1);
+        let mut steps = 0;
 
         // Main loop over steps of STEP edges per team (uniform trip count across the warp).
         let mut base = work.start;
@@ -127,9 +129,17 @@ fn forward_unit<
                     let w = weight(scores[c][s], m[s]);
                     weights[s].add(w);
                     let kept = w * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                    sums[s].add(values[c][s].scale(kept));
+                    sums[s].add_scaled(values[c][s], kept);
                 });
             });
+            steps += 1;
+            if steps == steps_per_block {
+                steps = 0;
+                unroll!(SLOTS, |s| {
+                    weights[s].fold();
+                    sums[s].fold();
+                });
+            }
             base += lanes.step_edges(STEP);
         }
         let mut l: [f32; SLOTS] = core::array::from_fn(|s| weights[s].value());

@@ -20,8 +20,8 @@
 //!
 //! # Numerics
 //! f32, base-2 scores, max-subtracted softmax with the exact row maximum (no rescaling); the
-//! aggregation multiplies each weight by its edge's dropout factor (1 without dropout) and sums with
-//! compensation ([`Compensated`]).
+//! aggregation multiplies each weight by its edge's dropout factor (1 without dropout) and sums in
+//! blocks ([`Blocked`]).
 
 use crate::abi::{GroupParams, Slot};
 use crate::kernels::attention::{Score, SlotValue};
@@ -29,7 +29,7 @@ use crate::kernels::common::dropout;
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
-use crate::kernels::common::softmax::{Compensated, log_sum_exp};
+use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{self, FULL_MASK, GSlice, SharedSlice, WARP_SIZE, math};
@@ -202,7 +202,9 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
         lanes.each_head_pass(|head0| {
             let slots = lanes.slots::<SLOTS>(head0);
             let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
-            let mut sums = [Compensated::<V>::zero(); SLOTS];
+            let mut sums = [Blocked::<V>::zero(); SLOTS];
+            let steps_per_block = (BLOCK_EDGES / STEP).max(1);
+            let mut steps = 0;
             let mut base = s0;
             while base < s1 {
                 let mut values = [[V::zero(); SLOTS]; STEP];
@@ -222,9 +224,16 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
                 });
                 unroll!(STEP, |c| {
                     unroll!(SLOTS, |s| {
-                        sums[s].add(values[c][s].scale(weights[c][s]));
+                        sums[s].add_scaled(values[c][s], weights[c][s]);
                     });
                 });
+                steps += 1;
+                if steps == steps_per_block {
+                    steps = 0;
+                    unroll!(SLOTS, |s| {
+                        sums[s].fold();
+                    });
+                }
                 base += lanes.step_edges(STEP);
             }
             let mut acc: [V; SLOTS] = core::array::from_fn(|s| sums[s].value());

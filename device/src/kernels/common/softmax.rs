@@ -7,49 +7,63 @@
 use crate::kernels::common::vector::Vector;
 use crate::simt::math;
 
-/// A running sum with Kahan's compensation (the online softmax's `l` and its accumulator):
-/// `carry` holds what the rounding of `sum` added in excess, so the error stays a few ulps
-/// however long the row.
+/// A running sum kept in blocks (the online softmax's `l` and its accumulator): terms go into
+/// `block` (one add or fma each, as a plain sum), and every [`BLOCK_EDGES`] edges the block is
+/// folded into `total`. The error grows with the block's length plus the number of blocks instead
+/// of with the row's length.
 ///
 /// A plain running sum of `n` terms errs by up to `n` ulps, and on a row of repeated edges
 /// (equal terms round alike) it gets there. Both sums reach the backward at first order: the
 /// output's error through `D = dO·o`, and `l`'s through `Σ_j α_ij ≠ 1`, which leaves
-/// `(1 − Σ_j α_ij)·D` uncancelled in `Σ_j ds_ij`; every gradient of the row inherits them. The
-/// compensation costs three additions per term and one register per summed value; the passes are
-/// bound by memory, not arithmetic.
+/// `(1 − Σ_j α_ij)·D` uncancelled in `Σ_j ds_ij`; every gradient of the row inherits them.
+/// Blocks cost one register per summed value and one add per block; Kahan's compensation, as
+/// accurate, cost three dependent adds per term and 6–12 % of the forward on the H200.
 #[derive(Clone, Copy)]
-pub struct Compensated<V> {
-    sum: V,
-    carry: V,
+pub struct Blocked<V> {
+    total: V,
+    block: V,
 }
 
-impl<V: Vector> Compensated<V> {
+/// Edges per block of a [`Blocked`] sum (per team: its steps of `STEP` edges).
+pub const BLOCK_EDGES: usize = 32;
+
+impl<V: Vector> Blocked<V> {
     /// The empty sum.
     #[inline(always)]
     pub fn zero() -> Self {
-        Self { sum: V::zero(), carry: V::zero() }
+        Self { total: V::zero(), block: V::zero() }
     }
 
     /// Adds `term`.
     #[inline(always)]
     pub fn add(&mut self, term: V) {
-        let term = term.sub(self.carry);
-        let sum = self.sum.add(term);
-        self.carry = sum.sub(self.sum).sub(term);
-        self.sum = sum;
+        self.block = self.block.add(term);
+    }
+
+    /// Adds `w·v`.
+    #[inline(always)]
+    pub fn add_scaled(&mut self, v: V, w: f32) {
+        self.block = v.mul_add(w, self.block);
+    }
+
+    /// Folds the block into the total.
+    #[inline(always)]
+    pub fn fold(&mut self) {
+        self.total = self.total.add(self.block);
+        self.block = V::zero();
     }
 
     /// Multiplies the sum by `r` (a rescale of the online softmax).
     #[inline(always)]
     pub fn scale(&mut self, r: f32) {
-        self.sum = self.sum.scale(r);
-        self.carry = self.carry.scale(r);
+        self.total = self.total.scale(r);
+        self.block = self.block.scale(r);
     }
 
-    /// The compensated value.
+    /// The sum.
     #[inline(always)]
     pub fn value(self) -> V {
-        self.sum.sub(self.carry)
+        self.total.add(self.block)
     }
 }
 

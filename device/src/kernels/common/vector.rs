@@ -16,8 +16,6 @@ pub trait Vector: Word {
     fn scale(self, s: f32) -> Self;
     /// `self + other`, element-wise.
     fn add(self, other: Self) -> Self;
-    /// `self − other`, element-wise.
-    fn sub(self, other: Self) -> Self;
     /// `self / d`, element-wise (correctly rounded).
     fn div(self, d: f32) -> Self;
     /// `self·other`, element-wise.
@@ -49,10 +47,6 @@ impl Vector for f32 {
     #[inline(always)]
     fn add(self, other: Self) -> Self {
         self + other
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        self - other
     }
     #[inline(always)]
     fn div(self, d: f32) -> Self {
@@ -97,11 +91,6 @@ impl Vector for F4 {
     fn add(self, other: Self) -> Self {
         let (a, b) = (self.0, other.0);
         F4([a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]])
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        let (a, b) = (self.0, other.0);
-        F4([a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]])
     }
     #[inline(always)]
     fn div(self, d: f32) -> Self {
