@@ -22,11 +22,46 @@ use cudarc::cusparse::sys;
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
 
-/// The SpMM algorithm: `CUSPARSE_SPMM_CSR_ALG2` on a non-transposed CSR and row-major dense
-/// operands. cuSPARSE documents that products with the transposed sparse matrix may differ from
-/// run to run, so the path never asks for one: it multiplies by the transpose's own CSR (the
-/// graph's CSC) instead. The GPU test checks that two runs give the same bits.
-const SPMM_ALGORITHM: sys::cusparseSpMMAlg_t = sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_CSR_ALG2;
+/// cuSPARSE's SpMM algorithms for a non-transposed CSR and row-major dense operands, the ones the
+/// path can be told to use (the GPU test tries each).
+///
+/// The path uses [`SpmmAlgorithm::Csr3`], which cuSPARSE documents as giving the same bits on
+/// every run. With ALG2 (which the path used first) the path's `dq` bits differed between two
+/// runs on an H200 (CUDA 12.6). cuSPARSE also documents that products with the transposed sparse matrix
+/// may differ from run to run, so the path never asks for one: it multiplies by the transpose's
+/// own CSR (the graph's CSC) instead.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpmmAlgorithm {
+    /// `CUSPARSE_SPMM_CSR_ALG1`.
+    Csr1,
+    /// `CUSPARSE_SPMM_CSR_ALG2`.
+    Csr2,
+    /// `CUSPARSE_SPMM_CSR_ALG3`.
+    Csr3,
+}
+
+impl SpmmAlgorithm {
+    /// Every algorithm, for tests.
+    pub const ALL: [SpmmAlgorithm; 3] = [SpmmAlgorithm::Csr1, SpmmAlgorithm::Csr2, SpmmAlgorithm::Csr3];
+
+    /// cuSPARSE's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpmmAlgorithm::Csr1 => "CUSPARSE_SPMM_CSR_ALG1",
+            SpmmAlgorithm::Csr2 => "CUSPARSE_SPMM_CSR_ALG2",
+            SpmmAlgorithm::Csr3 => "CUSPARSE_SPMM_CSR_ALG3",
+        }
+    }
+
+    fn raw(self) -> sys::cusparseSpMMAlg_t {
+        match self {
+            SpmmAlgorithm::Csr1 => sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_CSR_ALG1,
+            SpmmAlgorithm::Csr2 => sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_CSR_ALG2,
+            SpmmAlgorithm::Csr3 => sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_CSR_ALG3,
+        }
+    }
+}
 
 /// `status` as a result: [`Error::Cusparse`] naming `during` unless it is success.
 fn check(status: sys::cusparseStatus_t, during: impl FnOnce() -> String) -> Result<()> {
@@ -388,7 +423,7 @@ pub(crate) fn sddmm(
     )
 }
 
-/// SpMM of one head: `out_h = alpha·(S·x_h)` (overwriting `out_h`), `S` the pattern with part
+/// SpMM of one head with `algorithm`: `out_h = alpha·(S·x_h)` (overwriting `out_h`), `S` the pattern with part
 /// `part` of the `[parts, nnz]` array `values`, `x` `[pattern.cols, H, F]`, `out`
 /// `[pattern.rows, H, F]`. A pattern without entries runs nothing (`out_h` keeps what it holds:
 /// the path zeroes its outputs first).
@@ -400,7 +435,7 @@ pub(crate) fn spmm(
     (values, parts, part): (&Buffer<f32>, usize, usize),
     x: &Buffer<f32>,
     at: Head,
-    alpha: f32,
+    (alpha, algorithm): (f32, SpmmAlgorithm),
     out: &mut Buffer<f32>,
 ) -> Result<()> {
     let (mx, mo) = (at.of("x", x, pattern.cols)?, at.of("out", out, pattern.rows)?);
@@ -439,7 +474,7 @@ pub(crate) fn spmm(
                 beta_p,
                 c.raw,
                 f32_type,
-                SPMM_ALGORITHM,
+                algorithm.raw(),
                 &mut bytes,
             )
         },
@@ -451,11 +486,23 @@ pub(crate) fn spmm(
     // stream order) only after this call is queued.
     check(
         unsafe {
-            sys::cusparseSpMM(handle, op, op, alpha_p, a_in, b.input(), beta_p, c.raw, f32_type, SPMM_ALGORITHM, buffer)
+            sys::cusparseSpMM(
+                handle,
+                op,
+                op,
+                alpha_p,
+                a_in,
+                b.input(),
+                beta_p,
+                c.raw,
+                f32_type,
+                algorithm.raw(),
+                buffer,
+            )
         },
         || {
             format!(
-                "SpMM of head {} ({} x {} x {}, {} entries)",
+                "SpMM ({algorithm:?}) of head {} ({} x {} x {}, {} entries)",
                 at.head,
                 pattern.rows,
                 pattern.cols,

@@ -22,9 +22,14 @@
 //! its order. They are built on the host and uploaded once, in [`CusparseGt::new`].
 //!
 //! Deterministic: no product over the transposed matrix (which cuSPARSE documents as possibly
-//! varying run to run) is asked for, and the SpMM algorithm is fixed
-//! (`library::SPMM_ALGORITHM`). The products' outputs are zeroed before they write them (the
-//! softmax kernels write every value of theirs).
+//! varying run to run) is asked for, and SpMM is `CUSPARSE_SPMM_CSR_ALG3`, the CSR algorithm
+//! cuSPARSE documents as bit-reproducible ([`SpmmAlgorithm`]). The products' outputs are zeroed
+//! before they write them (the softmax kernels write every value of theirs).
+//!
+//! For the GPU test only (hidden from the docs): [`CusparseGt::with_spmm_algorithm`] picks another
+//! SpMM algorithm, [`CusparseGt::with_synchronized_calls`] waits for the stream after every step,
+//! and [`CusparseGt::stages`] returns every intermediate (scores, α, out, dα, ds, dq, dk, dv), so
+//! that two runs can be compared stage by stage.
 
 mod library;
 
@@ -38,6 +43,8 @@ use crate::baseline::{edge_team_lanes, launch_items};
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
 use crate::gt::{GtConfig, GtGrads};
+#[doc(hidden)]
+pub use library::SpmmAlgorithm;
 use library::{Csr32, Handle, Head};
 
 /// GT on one prepared graph and feature shape through cuSPARSE.
@@ -53,6 +60,10 @@ pub struct CusparseGt<'g, 'b> {
     heads: u32,
     feat: u32,
     scale: f32,
+    /// The SpMM algorithm ([`SpmmAlgorithm::Csr3`] unless a test picks another).
+    spmm: SpmmAlgorithm,
+    /// Whether every step waits for the stream when queued (a test's check for ordering races).
+    synchronized: bool,
 }
 
 /// The output of [`CusparseGt::forward`] and what its backward needs.
@@ -107,7 +118,67 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
             heads,
             feat,
             scale,
+            spmm: SpmmAlgorithm::Csr3,
+            synchronized: false,
         })
+    }
+
+    /// The path with SpMM through `algorithm` instead of [`SpmmAlgorithm::Csr3`] (for the GPU
+    /// test, which checks which algorithms give the same bits on every run).
+    #[doc(hidden)]
+    pub fn with_spmm_algorithm(mut self, algorithm: SpmmAlgorithm) -> Self {
+        self.spmm = algorithm;
+        self
+    }
+
+    /// The path waiting for the stream after every cuSPARSE call and kernel when `on` (for the
+    /// GPU test: bits that then agree across runs but otherwise do not point at an ordering race).
+    #[doc(hidden)]
+    pub fn with_synchronized_calls(mut self, on: bool) -> Self {
+        self.synchronized = on;
+        self
+    }
+
+    /// The SpMM algorithm in use.
+    #[doc(hidden)]
+    pub fn spmm_algorithm(&self) -> SpmmAlgorithm {
+        self.spmm
+    }
+
+    /// Runs the forward and the backward and returns every stage's output, downloaded, in the
+    /// order they are computed: `scores` and `alpha` (`[H, E]`, sorted CSR order), `out`,
+    /// `d_alpha`, `ds` (`[H, E]`), `dq`, `dk`, `dv`. For the GPU test: the first stage whose bits
+    /// differ between two runs is the one that varies.
+    #[doc(hidden)]
+    pub fn stages(
+        &self,
+        q: &Buffer<f32>,
+        k: &Buffer<f32>,
+        v: &Buffer<f32>,
+        d_out: &Buffer<f32>,
+    ) -> Result<Vec<(&'static str, Vec<f32>)>> {
+        let backend = self.graph.backend();
+        let (fwd, scores) = self.forward_keeping(q, k, v)?;
+        let (grads, d_alpha, ds) = self.backward_keeping(&fwd, d_out)?;
+        let mut stages = Vec::new();
+        for (name, buffer) in [
+            ("scores", &scores),
+            ("alpha", &fwd.alpha),
+            ("out", &fwd.out),
+            ("d_alpha", &d_alpha),
+            ("ds", &ds),
+            ("dq", &grads.dq),
+            ("dk", &grads.dk),
+            ("dv", &grads.dv),
+        ] {
+            stages.push((name, backend.download(buffer)?));
+        }
+        Ok(stages)
+    }
+
+    /// Waits for the stream when the path is synchronized ([`CusparseGt::with_synchronized_calls`]).
+    fn step(&self) -> Result<()> {
+        if self.synchronized { self.graph.backend().synchronize() } else { Ok(()) }
     }
 
     /// The score scale `c`.
@@ -123,9 +194,11 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
     /// One line saying what runs, for reports.
     pub fn summary(&self) -> String {
         format!(
-            "cusparse: per head, cuSPARSE SDDMM (CSR) + dfgnn edge softmax + cuSPARSE SpMM (CSR, ALG2; the \
+            "cusparse: per head, cuSPARSE SDDMM (CSR) + dfgnn edge softmax + cuSPARSE SpMM ({}; the \
              backward's transposes over the CSC), {}x{}",
-            self.heads, self.feat
+            self.spmm.name(),
+            self.heads,
+            self.feat
         )
     }
 
@@ -141,6 +214,16 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         k: &'a Buffer<f32>,
         v: &'a Buffer<f32>,
     ) -> Result<CusparseForward<'a>> {
+        Ok(self.forward_keeping(q, k, v)?.0)
+    }
+
+    /// [`CusparseGt::forward`], also returning the `[H, E]` scores.
+    fn forward_keeping<'a>(
+        &self,
+        q: &'a Buffer<f32>,
+        k: &'a Buffer<f32>,
+        v: &'a Buffer<f32>,
+    ) -> Result<(CusparseForward<'a>, Buffer<f32>)> {
         let g = self.graph;
         let backend = g.backend();
         let width = self.heads as usize * self.feat as usize;
@@ -161,6 +244,7 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         for head in 0..self.heads {
             let at = self.head(head);
             library::sddmm(backend, &self.handle, &self.rows, (q, k), at, self.scale, &mut scores)?;
+            self.step()?;
             let params = EdgeSoftmaxParams {
                 offsets: g.d_row_offsets.view(),
                 scores: self.run(&scores, head)?,
@@ -174,6 +258,7 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
             // buffers (`run`); the offsets are the graph's validated ones, whose rows the sorted
             // CSR shares; no lse is written.
             unsafe { launch_items(backend, &EDGE_SOFTMAX, g.num_dst() as u64, params.team_lanes, &params)? };
+            self.step()?;
             library::spmm(
                 backend,
                 &self.handle,
@@ -181,15 +266,25 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
                 (&alpha, self.heads as usize, head as usize),
                 v,
                 at,
-                1.0,
+                (1.0, self.spmm),
                 &mut out,
             )?;
+            self.step()?;
         }
-        Ok(CusparseForward { out, alpha, q, k, v })
+        Ok((CusparseForward { out, alpha, q, k, v }, scores))
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &CusparseForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
+        Ok(self.backward_keeping(fwd, d_out)?.0)
+    }
+
+    /// [`CusparseGt::backward`], also returning the `[H, E]` dα and ds.
+    fn backward_keeping(
+        &self,
+        fwd: &CusparseForward<'_>,
+        d_out: &Buffer<f32>,
+    ) -> Result<(GtGrads, Buffer<f32>, Buffer<f32>)> {
         let g = self.graph;
         let backend = g.backend();
         let width = self.heads as usize * self.feat as usize;
@@ -211,6 +306,7 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         for head in 0..self.heads {
             let (at, part) = (self.head(head), head as usize);
             library::sddmm(backend, &self.handle, &self.rows, (d_out, fwd.v), at, 1.0, &mut d_alpha)?;
+            self.step()?;
             let params = EdgeSoftmaxBackwardParams {
                 offsets: g.d_row_offsets.view(),
                 alpha: self.run(&fwd.alpha, head)?,
@@ -223,13 +319,20 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
             // SAFETY: the head's runs of E values lie in three distinct live `[H, E]` buffers
             // (`run`), ds written, α and dα read; the offsets are the graph's validated ones.
             unsafe { launch_items(backend, &EDGE_SOFTMAX_BACKWARD, g.num_dst() as u64, params.team_lanes, &params)? };
-            library::spmm(backend, &self.handle, &self.rows, (&ds, heads, part), fwd.k, at, self.scale, &mut dq)?;
+            self.step()?;
+            let (scaled, plain) = ((self.scale, self.spmm), (1.0, self.spmm));
+            library::spmm(backend, &self.handle, &self.rows, (&ds, heads, part), fwd.k, at, scaled, &mut dq)?;
+            self.step()?;
             library::gather(backend, &self.handle, (&ds, heads, part), &self.to_columns, &mut in_columns)?;
-            library::spmm(backend, &self.handle, &self.columns, (&in_columns, 1, 0), fwd.q, at, self.scale, &mut dk)?;
+            self.step()?;
+            library::spmm(backend, &self.handle, &self.columns, (&in_columns, 1, 0), fwd.q, at, scaled, &mut dk)?;
+            self.step()?;
             library::gather(backend, &self.handle, (&fwd.alpha, heads, part), &self.to_columns, &mut in_columns)?;
-            library::spmm(backend, &self.handle, &self.columns, (&in_columns, 1, 0), d_out, at, 1.0, &mut dv)?;
+            self.step()?;
+            library::spmm(backend, &self.handle, &self.columns, (&in_columns, 1, 0), d_out, at, plain, &mut dv)?;
+            self.step()?;
         }
-        Ok(GtGrads { dq, dk, dv })
+        Ok((GtGrads { dq, dk, dv }, d_alpha, ds))
     }
 
     /// Head `head`'s run of `E` values of the `[H, E]` array `values`, as a kernel view.
