@@ -56,8 +56,11 @@ def load_cora(path, device):
     indptr, indices = torch.from_numpy(data["indptr"]).long(), torch.from_numpy(data["indices"]).long()
     dst = torch.repeat_interleave(torch.arange(len(indptr) - 1), indptr[1:] - indptr[:-1])
     masks = {k: torch.from_numpy(data[k]).bool().to(device) for k in ("train_mask", "val_mask", "test_mask")}
+    # The paper's preprocessing: each node's bag-of-words row normalised to sum 1.
+    features = torch.from_numpy(data["features"]).float()
+    features = features / features.sum(1, keepdim=True).clamp(min=1.0)
     return (
-        torch.from_numpy(data["features"]).float().to(device),
+        features.to(device),
         torch.stack([indices, dst]).to(device),
         torch.from_numpy(data["labels"]).long().to(device),
         masks,
