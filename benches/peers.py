@@ -13,7 +13,16 @@ For every graph, model, shape and pass of the suite file (the graphs as `.npz` f
 - `torch_sparse`: GT through cuSPARSE (`torch.sparse.sampled_addmm`, a row softmax over the CSR
   values, `torch.sparse.mm`), per head, forward only;
 - turbo-gnn 0.1.0rc4 when it is installed: `graph_transformer_aggr` (GT) and `gatv2_aggr` (GATv2).
-  It scores `Q[source]·K[destination]`, so PyG's `q[dst]·k[src]` is `Q = k, K = q`.
+  It scores `Q[source]·K[destination]`, so PyG's `q[dst]·k[src]` is `Q = k, K = q`;
+- dfgnn's own Python package when it is importable (system `dfgnn-python`): `dfgnn.nn`'s
+  `TransformerConv`, `GATConv`, `GATv2Conv`, `AGNNConv` as layers (the same constructor arguments
+  and the same `state_dict` as the PyG layer they are compared with: the drop-in comparison;
+  `fallback="error"`, so PyG's path never runs in their place), and the bare ops
+  (`dfgnn.ops.gt_attention`, `gat_attention`, `gatv2_attention`, `agnn_attention`) on the very
+  tensors of PyG's attention part. The graph is prepared outside the timing, once per loaded
+  graph file (`dfgnn.Graph.from_edge_index` on the case's `edge_index`; the layers find it in its
+  cache); the output check plans the forward ops, the first warm-up call the backward ones. The
+  prepared graph lives outside torch's allocator, so its `device_bytes` are added to the peak.
 
 Protocol (that of `dfgnn bench`): CUDA events around each call, warm-up calls, then the median of
 the timed calls, cut to no fewer than 3 when they would exceed the case budget (judged by the last
@@ -42,6 +51,8 @@ import torch
 
 SCHEMA = 1
 MIN_REPEATS = 3
+#: The `system` of dfgnn's Python layers and ops in the records (`dfgnn` is the suite's own).
+DFGNN_PYTHON = "dfgnn-python"
 
 
 def load_graph(path, device):
@@ -181,6 +192,18 @@ class Case:
         self.rows = sample_rows(self.indptr, check_rows)
         self.sub_src, self.sub_dst, self.sub_n = subgraph(self.indptr, self.src, self.rows)
         self.turbo = None  # turbo-gnn's graph, made on first use (turbo_graph)
+        self.dfgnn = None  # dfgnn's prepared graph, made on first use (dfgnn_graph)
+
+    def dfgnn_graph(self):
+        """dfgnn's graph of the case's `edge_index`, prepared once (outside any timing) and kept:
+        `Graph.from_edge_index` caches it per tensor, so dfgnn's layers, called with the same
+        `edge_index` and sizes, get this one (a layer sizes it (x rows, x rows): on a graph with
+        fewer destinations than sources it prepares its own, in the output check)."""
+        if self.dfgnn is None:
+            import dfgnn
+
+            self.dfgnn = dfgnn.Graph.from_edge_index(self.edge_index, num_nodes=(self.num_src, self.num_dst))
+        return self.dfgnn
 
 
 def relative_error(got, want):
@@ -196,20 +219,54 @@ def rand(shape, device, seed, grad=False):
     return t.requires_grad_(grad)
 
 
-def peers_for(model, case, heads, feat, device, sets, have_turbo):
+def make_layer(pyg_cls, fused_cls, seed, device, *args, **kwargs):
+    """PyG's layer `pyg_cls(*args, **kwargs)`, initialised under `seed`, on `device`; with
+    `fused_cls` (a `dfgnn.nn` layer), dfgnn's layer of the same arguments carrying that PyG
+    layer's `state_dict` instead (the drop-in comparison). `fallback="error"`: were dfgnn's layer to
+    fall back to PyG's path, the case fails rather than time PyG under dfgnn's name."""
+    torch.manual_seed(seed)
+    conv = pyg_cls(*args, **kwargs)
+    if fused_cls is not None:
+        fused = fused_cls(*args, fallback="error", **kwargs)
+        fused.load_state_dict(conv.state_dict())
+        conv = fused
+    return conv.to(device)
+
+
+def fused_layer(layer, fused_cls):
+    """The peer of dfgnn's layer `fused_cls`: `layer(seed, fused_cls)`, PyG's layer maker with
+    dfgnn's class in place of PyG's (the same arguments, `state_dict`, input and reference)."""
+    return lambda seed: layer(seed, fused_cls)
+
+
+def fused_op(case, bare, op):
+    """The peer of a dfgnn op: `op(graph, *inputs)` on the inputs of PyG's attention part `bare`
+    (the same tensors, the same reference), `graph` dfgnn's prepared graph of the case."""
+    def made(seed):
+        graph = case.dfgnn_graph()
+        _, reference, inputs = bare(seed)
+        return (lambda: op(graph, *inputs)), reference, inputs
+    return made
+
+
+def peers_for(model, case, heads, feat, device, sets, have_turbo, have_dfgnn):
     """The peers of `model` on `case`: (system, variant, make) where make(seed) gives
-    (call, reference): call() runs the peer and returns its output; reference() is the f64
-    formula on the sampled rows, compared with the output's rows."""
+    (call, reference, params): call() runs the peer and returns its output; reference() is the
+    f64 formula on the sampled rows, compared with the output's rows; params are the tensors
+    whose gradients the backward makes (none: the peer has no backward)."""
     n_dst, n_src, width = case.num_dst, case.num_src, heads * feat
     src, dst, ei = case.src, case.dst, case.edge_index
     ss, sd, sn, rows = case.sub_src, case.sub_dst, case.sub_n, case.rows
     from torch_geometric import nn as pyg
 
+    if have_dfgnn:
+        import dfgnn.nn as fused
+        import dfgnn.ops as ops
     out = []
     if model == "gt":
-        def layer(seed):
-            torch.manual_seed(seed)
-            conv = pyg.TransformerConv(width, feat, heads=heads, concat=True, root_weight=False).to(device)
+        def layer(seed, fused_cls=None):
+            conv = make_layer(pyg.TransformerConv, fused_cls, seed, device, width, feat, heads=heads, concat=True,
+                              root_weight=False)
             x = rand((n_src, width), device, seed, grad=True)
 
             def reference():
@@ -235,6 +292,9 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
             return (lambda: cusparse_gt(q, k, v, case.indptr, src, n_dst, n_src)), reference, []
 
         out += [("pyg", "TransformerConv", layer), ("pyg", "attention", bare), ("torch_sparse", "cusparse", sparse)]
+        if have_dfgnn:
+            out += [(DFGNN_PYTHON, "TransformerConv", fused_layer(layer, fused.TransformerConv)),
+                    (DFGNN_PYTHON, "attention", fused_op(case, bare, lambda g, q, k, v: ops.gt_attention(q, k, v, g)))]
         if have_turbo and feat in (32, 64, 128, 256):
             graph = turbo_graph(case)
 
@@ -251,9 +311,9 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
                     reference, [q, k, v]
             out.append(("turbo_gnn", "graph_transformer_aggr", turbo))
     elif model == "gat":
-        def layer(seed):
-            torch.manual_seed(seed)
-            conv = pyg.GATConv(width, feat, heads=heads, concat=True, add_self_loops=False, bias=False).to(device)
+        def layer(seed, fused_cls=None):
+            conv = make_layer(pyg.GATConv, fused_cls, seed, device, width, feat, heads=heads, concat=True,
+                              add_self_loops=False, bias=False)
             x = rand((n_src, width), device, seed, grad=True)
             lin = getattr(conv, "lin", None) or conv.lin_src
 
@@ -274,11 +334,17 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
                 return gat_attention(d(h), d(h_dst)[rows], d(a_src), d(a_dst), ss, sd, sn)
             return (lambda: gat_attention(h, h_dst, a_src, a_dst, src, dst, n_dst)), reference, [h, h_dst, a_src, a_dst]
         out += [("pyg", "GATConv", layer), ("pyg", "attention", bare)]
+        if have_dfgnn:
+            # PyG's attention part computes the node scores from h and att; dfgnn's op takes them
+            # (el: the destinations', er: the sources'), so they are computed in the call too.
+            def gat(g, h, h_dst, a_src, a_dst):
+                return ops.gat_attention(h, (h_dst * a_dst).sum(-1), (h * a_src).sum(-1), g)
+            out += [(DFGNN_PYTHON, "GATConv", fused_layer(layer, fused.GATConv)),
+                    (DFGNN_PYTHON, "attention", fused_op(case, bare, gat))]
     elif model == "gatv2":
-        def layer(seed):
-            torch.manual_seed(seed)
-            conv = pyg.GATv2Conv(width, feat, heads=heads, concat=True, add_self_loops=False, bias=False,
-                                 share_weights=False).to(device)
+        def layer(seed, fused_cls=None):
+            conv = make_layer(pyg.GATv2Conv, fused_cls, seed, device, width, feat, heads=heads, concat=True,
+                              add_self_loops=False, bias=False, share_weights=False)
             x = rand((n_src, width), device, seed, grad=True)
 
             def reference():
@@ -298,6 +364,10 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
                 return gatv2_attention(d(x_l), d(x_r)[rows], d(att), ss, sd, sn)
             return (lambda: gatv2_attention(x_l, x_r, att, src, dst, n_dst)), reference, [x_l, x_r, att]
         out += [("pyg", "GATv2Conv", layer), ("pyg", "attention", bare)]
+        if have_dfgnn:
+            out += [(DFGNN_PYTHON, "GATv2Conv", fused_layer(layer, fused.GATv2Conv)),
+                    (DFGNN_PYTHON, "attention",
+                     fused_op(case, bare, lambda g, x_l, x_r, att: ops.gatv2_attention(x_l, x_r, att, g)))]
         if have_turbo and feat in (32, 64, 128, 256):
             graph = turbo_graph(case)
 
@@ -316,9 +386,8 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
     elif model == "agnn" and n_dst == n_src:
         # AGNNConv has one head (one cosine over all features): the layer at 1xF only; the bare
         # attention part at every shape, the cosine per head as dfgnn's AGNN takes it.
-        def layer(seed):
-            torch.manual_seed(seed)
-            conv = pyg.AGNNConv(requires_grad=True, add_self_loops=False).to(device)
+        def layer(seed, fused_cls=None):
+            conv = make_layer(pyg.AGNNConv, fused_cls, seed, device, requires_grad=True, add_self_loops=False)
             x = rand((n_src, feat), device, seed, grad=True)
 
             def reference():
@@ -337,6 +406,12 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo):
         if heads == 1:
             out.append(("pyg", "AGNNConv", layer))
         out.append(("pyg", "attention", bare))
+        if have_dfgnn:
+            # β = 1 as in PyG's part, as a tensor made here: a float would be uploaded on every call.
+            beta = torch.ones((), device=device)
+            if heads == 1:
+                out.append((DFGNN_PYTHON, "AGNNConv", fused_layer(layer, fused.AGNNConv)))
+            out.append((DFGNN_PYTHON, "attention", fused_op(case, bare, lambda g, h: ops.agnn_attention(h, g, beta))))
     return out
 
 
@@ -351,9 +426,10 @@ def turbo_graph(case):
     return case.turbo
 
 
-def run_peer(timer, make, case, passes, args, sets=2):
+def run_peer(timer, make, case, passes, args, outside_bytes=0, sets=2):
     """(check error, {pass: (timing, repeats, peak)}) of one peer; passes it cannot run (a
-    backward without autograd) are left out; raises what the peer raises."""
+    backward without autograd) are left out; raises what the peer raises. `outside_bytes`: device
+    memory the peer holds outside torch's allocator (dfgnn's prepared graph), added to the peak."""
     made = [make(1000 * s + 7) for s in range(sets)]
     call, reference, _ = made[0]
     with torch.no_grad():
@@ -386,9 +462,19 @@ def run_peer(timer, make, case, passes, args, sets=2):
             torch.cuda.reset_peak_memory_stats()
             once(0)
             torch.cuda.synchronize()
-            peak = torch.cuda.max_memory_allocated() - other
+            peak = torch.cuda.max_memory_allocated() - other + outside_bytes
         results[p] = (timing, repeats, peak)
     return error, results
+
+
+def version_of(distribution):
+    """The installed version of `distribution`, or a note that it has none (imported from a path)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "(no installed version)"
 
 
 def main():
@@ -420,6 +506,11 @@ def main():
         turbo_why = None if have_turbo else "turbo_gnn: no CUDA device"
     except Exception as e:  # an import error or a missing CUDA library: say which
         have_turbo, turbo_why = False, f"turbo_gnn: not importable ({e})"
+    try:
+        import dfgnn.nn  # noqa: F401  (the layers; needs torch_geometric)
+        have_dfgnn, dfgnn_why = True, None
+    except Exception as e:  # not installed, or a wheel that does not load here: say which
+        have_dfgnn, dfgnn_why = False, f"{DFGNN_PYTHON}: dfgnn not importable ({type(e).__name__}: {e})"
     wanted_shapes = {tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s}
     wanted_peers = [p for p in args.peers.split(",") if p]
 
@@ -444,8 +535,9 @@ def main():
     except ImportError:
         sys.exit("peers.py needs torch_geometric")
     if have_turbo:
-        import importlib.metadata
-        versions += f", turbo-gnn {importlib.metadata.version('turbo-gnn')}"
+        versions += f", turbo-gnn {version_of('turbo-gnn')}"
+    if have_dfgnn:
+        versions += f", dfgnn {version_of('dfgnn')} from {os.path.dirname(dfgnn.__file__)}"
     device_name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU (wall clock; not a timing)"
     out = {"meta": {
         "schema": SCHEMA, "tool": "benches/peers.py",
@@ -453,7 +545,7 @@ def main():
         "commit": meta["commit"], "device": f"{device_name}; {versions}",
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
         "warmup": args.warmup, "repeats": args.repeats, "case_budget_ms": args.case_budget_ms, "input_sets": 2,
-        "skipped": [turbo_why] if turbo_why else []}, "records": []}
+        "skipped": [why for why in (turbo_why, dfgnn_why) if why]}, "records": []}
     def write():
         # After every case, so that a run stopped at its time limit keeps what it measured.
         with open(args.out + ".tmp", "w") as f:
@@ -478,7 +570,7 @@ def main():
                 torch.cuda.empty_cache()
             loaded[name] = Case(path, device, args.check_rows)
         case = loaded[name]
-        for system, variant, make in peers_for(model, case, heads, feat, device, 2, have_turbo):
+        for system, variant, make in peers_for(model, case, heads, feat, device, 2, have_turbo, have_dfgnn):
             if not wanted(system, variant):
                 continue
             print(f"[{i + 1}/{len(cases)}] {name} {model} {heads}x{feat} {system} {variant}", file=sys.stderr, flush=True)
@@ -486,7 +578,9 @@ def main():
                     "feat": feat, "bytes": None, "copy_bytes_per_s": None, "base_bytes": None, "plan": "",
                     "reasons": []}
             try:
-                error, results = run_peer(timer, make, case, c["passes"], args)
+                # dfgnn's graph, prepared here, before the peer's first call and outside any timing.
+                outside = case.dfgnn_graph().device_bytes if system == DFGNN_PYTHON else 0
+                error, results = run_peer(timer, make, case, c["passes"], args, outside)
                 why = None if results or not c["passes"] else \
                     f"differs from the f64 formula by {error:.2e} of its magnitude (tolerance {args.tolerance:g})"
             except Exception as e:  # out of memory, unsupported shapes: the case's error, not the run's

@@ -42,7 +42,8 @@
 # skipped with a line saying so), DFGNN_GRAPH_TOOL_DIR (graph-tool's networks:
 # scripts/fetch-graph-tool-data.sh) and DFGNN_DATA_DIR (planetoid/cora.npz, citeseer.npz); a
 # missing data set is a skipped graph, listed in the report. A turbo-gnn wheel under .whl/
-# (see docs/benchmarks.md) is installed for the peers when turbo_gnn is not importable. BACKEND
+# (see docs/benchmarks.md) is installed for the peers when turbo_gnn is not importable, and the
+# dfgnn wheel in target/python-wheels (scripts/python-tests.sh) for the dfgnn-python peers. BACKEND
 # (default cuda) is the suite's backend (`emulator` only to try the script on a tiny case).
 # GRAPH_DIR (default /tmp/dfgnn-bench-graphs) holds the graphs' .npz files for the peers (kept
 # out of OUT: the 1M-node graphs take about 70 MB each). PACK_DIR: when set, `report`, `scale`
@@ -55,7 +56,7 @@ dfgnn=${DFGNN:-target/release/dfgnn}
 python=${PYTHON:-python3}
 mode=${1:-}
 out=${2:-}
-usage() { sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # The suite's real graphs and the generated ones (cli/src/suite/mod.rs, DEFAULT_GRAPHS); the
 # generated ones cheapest first, so that the 1M-node graphs (about 40 s and 2.5 min) start well
@@ -162,6 +163,19 @@ have_peers() {
     for whl in .whl/turbo_gnn-*.whl; do
       [[ -e $whl ]] && "$python" -m pip install --quiet --no-deps --no-index --target .whl/site "$whl" || true
     done
+  fi
+  # dfgnn's own Python package (the dfgnn-python peers) from the wheel of this tree in
+  # target/python-wheels (scripts/python-tests.sh builds it), unpacked afresh on every run so that
+  # an older one never stands in for it; without a wheel, whatever dfgnn $python imports.
+  local site=${TMPDIR:-/tmp}/dfgnn-bench-site wheels=(target/python-wheels/dfgnn-*.whl)
+  rm -rf "$site"
+  if [[ -e ${wheels[0]} ]]; then
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps --no-index --target "$site" "${wheels[@]}"
+    export PYTHONPATH=$site:$PYTHONPATH
+  fi
+  if ! "$python" -c "import dfgnn.nn" 2>/dev/null; then
+    echo "bench-suite: dfgnn is not importable by $python (no wheel in target/python-wheels): the dfgnn-python" \
+      "peers are skipped (peers.json's skipped says why)" | tee -a "$out/stages.txt" >&2
   fi
 }
 
