@@ -97,7 +97,6 @@ fn backward_cols_unit<
                 &slots,
                 base,
                 work.end,
-                false,
                 |c, row, s| {
                     ml[c][s] = stats.load(lanes.scalar(row, slots[s]));
                     deltas[c][s] = grads.delta.load(lanes.scalar(row, slots[s]));

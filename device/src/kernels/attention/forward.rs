@@ -15,7 +15,7 @@
 //!
 //! # Numerics
 //! f32, scores in base-2 units, one `ex2.approx` per score and per rescale; `l` and the
-//! accumulator are sums in blocks of [`BLOCK_EDGES`] edges ([`Blocked`]), so a long row of
+//! accumulator are sums in blocks of 32 edges ([`Blocked`]), so a long row of
 //! repeated edges does not drift (the backward's cancellation in `Σ_j ds_ij` needs both accurate). Attention dropout
 //! (when on) scales each edge's weight in the aggregation by its mask factor, not in the sum
 //! `l` the output is normalised by: `out = Σ α_ij·factor_ij·v_j`. Whole rows write
@@ -31,7 +31,7 @@ use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::team_merge;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
-use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, rescale_factor, weight};
+use crate::kernels::common::softmax::{Blocked, FoldClock, log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{GSlice, math};
@@ -89,8 +89,7 @@ fn forward_unit<
         let mut m = [f32::NEG_INFINITY; SLOTS];
         let mut weights = [Blocked::<f32>::zero(); SLOTS];
         let mut sums = [Blocked::<V>::zero(); SLOTS];
-        let steps_per_block = (BLOCK_EDGES / STEP).max(1);
-        let mut steps = 0;
+        let mut clock = FoldClock::new(STEP);
 
         // Main loop over steps of STEP edges per team (uniform trip count across the warp).
         let mut base = work.start;
@@ -103,7 +102,6 @@ fn forward_unit<
                 &slots,
                 base,
                 work.end,
-                M::KEY_IS_VALUE,
                 |_, _, _| {},
             );
             let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
@@ -132,9 +130,7 @@ fn forward_unit<
                     sums[s].add_scaled(values[c][s], kept);
                 });
             });
-            steps += 1;
-            if steps == steps_per_block {
-                steps = 0;
+            if clock.tick() {
                 unroll!(SLOTS, |s| {
                     weights[s].fold();
                     sums[s].fold();

@@ -29,7 +29,7 @@ use crate::kernels::common::dropout;
 use crate::kernels::common::lanes::team_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::reduce::{warp_max, warp_sum};
-use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp};
+use crate::kernels::common::softmax::{Blocked, FoldClock, log_sum_exp};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 use crate::simt::{self, FULL_MASK, GSlice, SharedSlice, WARP_SIZE, math};
@@ -203,8 +203,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
             let slots = lanes.slots::<SLOTS>(head0);
             let offset = |s: usize| (slots[s].head * fv + slots[s].vector) as usize;
             let mut sums = [Blocked::<V>::zero(); SLOTS];
-            let steps_per_block = (BLOCK_EDGES / STEP).max(1);
-            let mut steps = 0;
+            let mut clock = FoldClock::new(STEP);
             let mut base = s0;
             while base < s1 {
                 let mut values = [[V::zero(); SLOTS]; STEP];
@@ -227,9 +226,7 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
                         sums[s].add_scaled(values[c][s], weights[c][s]);
                     });
                 });
-                steps += 1;
-                if steps == steps_per_block {
-                    steps = 0;
+                if clock.tick() {
                     unroll!(SLOTS, |s| {
                         sums[s].fold();
                     });

@@ -104,7 +104,6 @@ fn backward_rows_unit<
                 &slots,
                 base,
                 work.end,
-                M::KEY_IS_VALUE,
                 |_, _, _| {},
             );
             unroll!(STEP, |c| {

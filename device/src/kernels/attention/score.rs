@@ -48,11 +48,6 @@ pub trait SlotValue<V: Vector>: Copy {
     /// this operand is not staged ([`SlotValue::STAGED`] false).
     fn load_staged(copy: &SharedSlice<V>, index: usize) -> Option<Self>;
 
-    /// The slot as a vector (`Some` for a vector operand, `None` for a head's scalar): how a
-    /// pass takes a key that is also the edge's value ([`Score::KEY_IS_VALUE`]) without loading
-    /// it twice.
-    fn as_vector(self) -> Option<V>;
-
     /// Team 0 writes `node`'s `values` (active slots) times `factor` into `x`.
     fn store<const SLOTS: usize>(
         values: &[Self; SLOTS],
@@ -110,11 +105,6 @@ impl<V: Vector> SlotValue<V> for V {
     }
 
     #[inline(always)]
-    fn as_vector(self) -> Option<V> {
-        Some(self)
-    }
-
-    #[inline(always)]
     fn store<const SLOTS: usize>(
         values: &[V; SLOTS],
         lanes: &Lanes<V>,
@@ -162,11 +152,6 @@ impl<V: Vector> SlotValue<V> for HeadScalar {
     }
 
     #[inline(always)]
-    fn as_vector(self) -> Option<V> {
-        None
-    }
-
-    #[inline(always)]
     fn store<const SLOTS: usize>(
         values: &[Self; SLOTS],
         lanes: &Lanes<V>,
@@ -198,11 +183,6 @@ pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     type Key: SlotValue<V>;
     /// A destination row's operand, prepared once per row from its [`Score::Row`] slots.
     type Query: Copy;
-
-    /// Whether the key operand is the value array itself (GATv2: `xl_j` is scored and
-    /// aggregated; the host passes the same array as both): the row passes then gather it once
-    /// per edge and take the value from the key's slots.
-    const KEY_IS_VALUE: bool = false;
 
     /// A model's own per-slot sum over the edges of a row-pass unit, beside the row operand's
     /// gradient (GATv2: its row's term of the attention vector's gradient); `()` for none.

@@ -27,9 +27,7 @@ pub struct Step<V, K, const SLOTS: usize, const STEP: usize> {
 /// Gathers the step that starts at edge `base` for this lane's team: edge `c` of the step is
 /// [`Lanes::edge`]`(base, c)`, real when below `end`; its neighbour is `neighbours[edge]`. For
 /// each real edge and active slot, `also(c, node, s)` runs right after that slot's vector loads,
-/// so that loads of its own (the column pass's per-row scalars) are in flight with them. With
-/// `second_is_first` (the two arrays are one, and its operand is a vector) the second vector is
-/// the first's, loaded once.
+/// so that loads of its own (the column pass's per-row scalars) are in flight with them.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn gather<V: Vector, K: SlotValue<V>, const SLOTS: usize, const STEP: usize>(
@@ -40,7 +38,6 @@ pub fn gather<V: Vector, K: SlotValue<V>, const SLOTS: usize, const STEP: usize>
     slots: &[Slot; SLOTS],
     base: u64,
     end: u64,
-    second_is_first: bool,
     mut also: impl FnMut(usize, u32, usize),
 ) -> Step<V, K, SLOTS, STEP> {
     let mut step = Step {
@@ -57,12 +54,8 @@ pub fn gather<V: Vector, K: SlotValue<V>, const SLOTS: usize, const STEP: usize>
             step.nodes[c] = node;
             unroll!(SLOTS, |s| {
                 if slots[s].active {
-                    let key: K = load_slot(lanes, first, node, slots[s]);
-                    step.first[c][s] = key;
-                    step.second[c][s] = match key.as_vector() {
-                        Some(value) if second_is_first => value,
-                        _ => second.load(lanes.at(node, slots[s])),
-                    };
+                    step.first[c][s] = load_slot(lanes, first, node, slots[s]);
+                    step.second[c][s] = second.load(lanes.at(node, slots[s]));
                     also(c, node, s);
                 }
             });

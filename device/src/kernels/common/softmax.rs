@@ -27,6 +27,32 @@ pub struct Blocked<V> {
 /// Edges per block of a [`Blocked`] sum (per team: its steps of `STEP` edges).
 pub const BLOCK_EDGES: usize = 32;
 
+/// When a loop's [`Blocked`] sums fold: after every block of [`BLOCK_EDGES`] edges, counted in
+/// the loop's steps of `STEP` edges per team.
+pub struct FoldClock {
+    steps: usize,
+    per_block: usize,
+}
+
+impl FoldClock {
+    /// The clock of a loop that takes `step` edges per team and step.
+    #[inline(always)]
+    pub fn new(step: usize) -> Self {
+        Self { steps: 0, per_block: (BLOCK_EDGES / step).max(1) }
+    }
+
+    /// Counts one step; true when the sums should fold now.
+    #[inline(always)]
+    pub fn tick(&mut self) -> bool {
+        self.steps += 1;
+        let fold = self.steps == self.per_block;
+        if fold {
+            self.steps = 0;
+        }
+        fold
+    }
+}
+
 impl<V: Vector> Blocked<V> {
     /// The empty sum.
     #[inline(always)]

@@ -76,8 +76,6 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
 }
 
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
-    const KEY_IS_VALUE: bool = true;
-
     type Row = V;
     type Key = V;
     type RowSum = V;
