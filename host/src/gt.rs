@@ -40,6 +40,16 @@ impl GtConfig {
     pub fn new(heads: u32, feat: u32) -> Self {
         Self { heads, feat, ..Self::default() }
     }
+
+    /// The score scale `c` this config asks for (`1/√F` by default); a non-finite one is
+    /// [`Error::Unsupported`].
+    pub(crate) fn score_scale(&self) -> Result<f32> {
+        let scale = self.scale.unwrap_or(1.0 / (self.feat as f32).sqrt());
+        if !scale.is_finite() {
+            return Err(Error::Unsupported { what: format!("score scale {scale}") });
+        }
+        Ok(scale)
+    }
 }
 
 /// The output of [`Gt::forward`] and what the backward needs: views of the inputs (borrowed for
@@ -92,10 +102,7 @@ impl<'g, 'b> Gt<'g, 'b> {
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
         let limits = graph.backend().limits();
         let plan = plan::plan(VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        let scale = config.scale.unwrap_or(1.0 / (config.feat as f32).sqrt());
-        if !scale.is_finite() {
-            return Err(Error::Unsupported { what: format!("score scale {scale}") });
-        }
+        let scale = config.score_scale()?;
         Ok(Self { fused: Fused::new(graph, plan)?, scale, dropout: DropoutParams::OFF })
     }
 

@@ -93,10 +93,7 @@ impl<'g, 'b> CusparseGt<'g, 'b> {
         if heads == 0 || feat == 0 {
             return Err(Error::Unsupported { what: format!("{heads} heads x {feat} features (at least 1 each)") });
         }
-        let scale = config.scale.unwrap_or(1.0 / (feat as f32).sqrt());
-        if !scale.is_finite() {
-            return Err(Error::Unsupported { what: format!("score scale {scale}") });
-        }
+        let scale = config.score_scale()?;
         library::index(graph.nnz(), "edges")?;
         library::index(graph.num_dst(), "destination nodes")?;
         library::index(graph.num_src(), "source nodes")?;
