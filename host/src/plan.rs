@@ -113,9 +113,9 @@ pub struct PlanOptions {
     /// 42.5 ms), while near-regular graphs keep row order (batch-1024x120-d50 1×128: 1.02 in
     /// row order against 1.25 ms sorted).
     pub natural_row_order: bool,
-    /// Rows (units) per block of the row kernels, taken by its warps in turn (default: one per
-    /// warp; more keeps runs of neighbouring rows on one multiprocessor, which measured slower on
-    /// the H200 for batches of small graphs: 1.66 against 1.02 ms, batch-1024x120-d50, 1×128).
+    /// Rows (units) per block of the row kernels, taken by its warps in turn (default:
+    /// [`tasks_per_warp`] per warp: one, unless rows are so short that a warp's row is mostly
+    /// its fixed costs).
     pub units_per_block: Option<u32>,
     /// Shared memory a `row_group` block may use, in bytes.
     pub group_shared_bytes: Option<u32>,
@@ -382,6 +382,34 @@ pub fn split_threshold(edges: u64, multiprocessors: u32) -> u64 {
     let share = edges / (multiprocessors.max(1) as u64 * RESIDENT_WARPS_PER_SM);
     let pow2 = if share == 0 { 0 } else { 1u64 << share.ilog2() };
     pow2.clamp(MIN_SPLIT_THRESHOLD, MAX_SPLIT_THRESHOLD)
+}
+
+/// The least edges a warp's tasks should hold between them by default: below it, a task is
+/// mostly fixed costs (finding the row, the query, the epilogue) and the block's own launch.
+pub const MIN_WARP_EDGES: u64 = 32;
+/// The most tasks a warp takes by default.
+pub const MAX_TASKS_PER_WARP: u64 = 16;
+
+/// Tasks (rows) each warp of a row kernel takes in turn by default, for a pass over `rows` rows
+/// of `edges` edges in all on `multiprocessors` SMs: the whole rows of the mean degree that make
+/// [`MIN_WARP_EDGES`] edges, down to a power of two and at most [`MAX_TASKS_PER_WARP`], but never
+/// so many that fewer warps than the device holds at once (`SMs · MAX_WARPS_PER_SM`) have work
+/// (the power grid, 4.9 k rows of at most 19 edges, was 15 % slower with 2 rows per warp); one when
+/// rows are long enough, and one when any row (of `max_degree` edges) is longer than
+/// `MIN_WARP_EDGES`: then a warp's run of rows would hold several long ones. (H200, GT 1×128
+/// forward on mol-16384, 360 k rows of mean degree 2.0, at most 4: 4, 8, 16 and 64 rows per
+/// 4-warp block 0.75, 0.60, 0.65 and 0.58 ms. On graphs with long rows the same rule was 1.4–2.5×
+/// slower: email-Enron GT 4×64 forward 0.234 → 0.513 ms, as-22july06 0.147 → 0.371, hep-th
+/// 0.048 → 0.069; and batch-1024x120-d50, mean degree 51, is slower with runs of rows per block:
+/// 1.66 against 1.02 ms.)
+pub fn tasks_per_warp(edges: u64, rows: u64, max_degree: u64, multiprocessors: u32) -> u32 {
+    if edges == 0 || rows == 0 || max_degree > MIN_WARP_EDGES {
+        return 1;
+    }
+    let want = (MIN_WARP_EDGES * rows).div_ceil(edges);
+    let room = rows / (multiprocessors.max(1) as u64 * MAX_WARPS_PER_SM);
+    let n = want.min(room).clamp(1, MAX_TASKS_PER_WARP);
+    1 << n.ilog2()
 }
 
 /// Threads per block of the forward row kernel by default: 4 warps (H200: 9.8 ms against 10.1
@@ -652,17 +680,27 @@ pub fn plan<V: CompiledVariant>(
             what: format!("{block_threads} threads per block (a multiple of 32, at most {MAX_BLOCK_THREADS})"),
         });
     }
-    let units_for = |threads: u32| -> Result<u32> {
+    let units_for = |reasons: &mut Vec<String>, name: &str, threads: u32, offsets: &[u64]| -> Result<u32> {
         let warps = threads / WARP_SIZE;
         match options.units_per_block {
             Some(u) if u < warps => {
                 Err(Error::Unsupported { what: format!("{u} units per block with {warps} warps per block") })
             }
             Some(u) => Ok(u),
-            None => Ok(warps),
+            None => {
+                let rows = offsets.len().saturating_sub(1) as u64;
+                let edges = offsets.last().copied().unwrap_or(0);
+                let longest = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+                let per_warp = tasks_per_warp(edges, rows, longest, device.multiprocessors);
+                if per_warp > 1 {
+                    reasons.push(format!(
+                        "{name}: {per_warp} rows per warp ({edges} edges over {rows} rows, none longer than {longest}: fewer than {MIN_WARP_EDGES} edges per warp with one row each)"
+                    ));
+                }
+                Ok(warps * per_warp)
+            }
         }
     };
-    let (forward_units, backward_units) = (units_for(block_threads)?, units_for(backward_threads)?);
     let (row_max, col_max) = (max_degree(row_offsets), max_degree(col_offsets));
     let width = if feat.is_multiple_of(4) && !options.scalar_loads { 4 } else { 1 };
     let layout_for = |passes: Passes| -> Result<LaneLayout> {
@@ -800,12 +838,9 @@ pub fn plan<V: CompiledVariant>(
                 layout.map.teams(),
                 layout.passes
             ));
-            Ok(PassPlan {
-                layout,
-                rows: pass_rows(&mut reasons, "forward", row_offsets, &layout, split, Passes::Forward)?,
-                block_threads,
-                units_per_block: forward_units,
-            })
+            let rows = pass_rows(&mut reasons, "forward", row_offsets, &layout, split, Passes::Forward)?;
+            let units_per_block = units_for(&mut reasons, "forward", block_threads, row_offsets)?;
+            Ok(PassPlan { layout, rows, block_threads, units_per_block })
         }
         Err(e) => Err(e.to_string()),
     };
@@ -815,7 +850,8 @@ pub fn plan<V: CompiledVariant>(
     let backward_rows = match &backward_layout {
         Ok(layout) => {
             let rows = pass_rows(&mut reasons, "backward rows", row_offsets, layout, backward_split, Passes::Backward)?;
-            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
+            let units_per_block = units_for(&mut reasons, "backward rows", backward_threads, row_offsets)?;
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block })
         }
         Err(e) => Err(e.clone()),
     };
@@ -823,7 +859,8 @@ pub fn plan<V: CompiledVariant>(
         Ok(layout) => {
             let rows =
                 pass_rows(&mut reasons, "backward columns", col_offsets, layout, backward_split, Passes::Backward)?;
-            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block: backward_units })
+            let units_per_block = units_for(&mut reasons, "backward columns", backward_threads, col_offsets)?;
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block })
         }
         Err(e) => Err(e.clone()),
     };

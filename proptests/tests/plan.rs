@@ -24,6 +24,7 @@
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
     CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, lane_layout, plan, split_threshold,
+    tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -315,6 +316,43 @@ fn rows_per_block_default_to_the_warps_per_block() {
     };
     let options = PlanOptions { units_per_block: Some(2), ..PlanOptions::default() };
     assert!(plan(gt::VARIANTS, &shape, 1, 7, &DeviceLimits::h200(), &options).is_err());
+}
+
+#[test]
+fn warps_take_several_rows_only_when_rows_are_short_and_many() {
+    // Mean degree 2 over 360 k rows of at most 4 edges (mol-16384): 16 rows make 32 edges.
+    assert_eq!(tasks_per_warp(735_744, 360_486, 4, 132), 16);
+    // Mean degree 51 (batch-1024x120-d50): one row already holds a warp's share.
+    assert_eq!(tasks_per_warp(6_279_834, 122_884, 86, 132), 1);
+    // Mean degree 10 but rows of up to 1,383 edges (email-Enron): one row per warp, else a
+    // warp's run would hold several long rows.
+    assert_eq!(tasks_per_warp(367_662, 36_692, 1_383, 132), 1);
+    // The same mean with every row short: 32 edges take 3.2 rows, rounded up to 4.
+    assert_eq!(tasks_per_warp(367_662, 36_692, 32, 132), 4);
+    assert_eq!(tasks_per_warp(367_662, 36_692, 33, 132), 1);
+    // Few rows: the warps the device holds at once (132 SMs x 64) keep a row each (Cora, 2,708
+    // rows; the power grid, 4,941).
+    assert_eq!(tasks_per_warp(10_556, 2_708, 20, 132), 1);
+    assert_eq!(tasks_per_warp(13_188, 4_941, 19, 132), 1);
+    // 20 k rows of mean 2.7: room for 2 rows per warp only.
+    assert_eq!(tasks_per_warp(54_000, 20_000, 19, 132), 2);
+    // Capped, and nothing to divide.
+    assert_eq!(tasks_per_warp(1_000_000, 1_000_000, 1, 132), 16);
+    assert_eq!(tasks_per_warp(0, 100, 0, 132), 1);
+    assert_eq!(tasks_per_warp(100, 0, 0, 132), 1);
+    assert_eq!(tasks_per_warp(10, 1_000_000, 1, 0), 16);
+
+    // In a plan: a long ring of degree 2 gives each warp 16 rows, in every pass, with a reason.
+    let n = 132 * 64 * 16;
+    let rows: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![(i + 1) % n as u32, (i + 7) % n as u32]).collect();
+    let long_ring = Shape::of(&Csr::from_rows(n, &rows).unwrap());
+    let p = long_ring.plan(1, 128, &PlanOptions::default());
+    let units = |pass: &Result<dfgnn::plan::PassPlan, String>| pass.as_ref().unwrap().units_per_block;
+    assert_eq!((units(&p.forward), units(&p.backward_rows), units(&p.backward_cols)), (64, 32, 32), "{p}");
+    assert!(p.reasons.iter().any(|r| r.starts_with("forward: 16 rows per warp")), "{:?}", p.reasons);
+    // Forced rows per block still win.
+    let forced = long_ring.plan(1, 128, &PlanOptions { units_per_block: Some(4), ..PlanOptions::default() });
+    assert_eq!(units(&forced.forward), 4);
 }
 
 #[test]

@@ -116,10 +116,14 @@ fn forward_unit<
                 for row in &scores {
                     step_max = step_max.max(row[s]);
                 }
-                let r = rescale_factor(m[s], step_max);
-                weights[s].scale(r);
-                sums[s].scale(r);
-                m[s] = step_max;
+                // Only a larger maximum rescales: once a row's maximum has settled, most steps
+                // skip the exponential and the multiplies (a factor of 1 would change no bit).
+                if step_max > m[s] {
+                    let r = rescale_factor(m[s], step_max);
+                    weights[s].scale(r);
+                    sums[s].scale(r);
+                    m[s] = step_max;
+                }
             });
             unroll!(STEP, |c| {
                 let edge = lanes.edge(base, c);
