@@ -12,6 +12,7 @@
 
 pub mod plots;
 pub mod report;
+pub mod results;
 
 use std::path::{Path, PathBuf};
 
@@ -256,6 +257,10 @@ pub struct SuiteFile {
     pub meta: Meta,
     /// One per case.
     pub records: Vec<Record>,
+    /// The name of the part of the results it holds: the file's stem when it was read (`real-suite`,
+    /// `gen-peers`), empty for a file made in this run. Not in the JSON.
+    #[serde(skip)]
+    pub part: String,
 }
 
 impl SuiteFile {
@@ -263,8 +268,9 @@ impl SuiteFile {
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::Usage { what: format!("cannot read {}: {e}", path.display()) })?;
-        let file: Self = serde_json::from_str(&text)
+        let mut file: Self = serde_json::from_str(&text)
             .map_err(|e| CliError::Usage { what: format!("{} is not a suite file: {e}", path.display()) })?;
+        file.part = path.file_stem().map_or(String::new(), |s| s.to_string_lossy().into_owned());
         if file.meta.schema != SCHEMA {
             return Err(CliError::Usage {
                 what: format!("{}: schema {} (this dfgnn reads {SCHEMA})", path.display(), file.meta.schema),
@@ -516,8 +522,11 @@ pub fn run(
     mut save: impl FnMut(&SuiteFile) -> Result<()>,
 ) -> Result<SuiteFile> {
     let started = std::time::Instant::now();
-    let mut file =
-        SuiteFile { meta: Meta::now("dfgnn bench suite", backend.description(), options), records: Vec::new() };
+    let mut file = SuiteFile {
+        meta: Meta::now("dfgnn bench suite", backend.description(), options),
+        records: Vec::new(),
+        part: String::new(),
+    };
     let per_graph = (options.models.len() * options.shapes.len() * options.variants.len()) as u64;
     progress.set_length(per_graph * options.graphs.len() as u64);
     for name in &options.graphs {
