@@ -1,7 +1,8 @@
 //! The benchmark suite (`dfgnn bench suite`): graphs × models × shapes × variants (the plan, each
 //! forced schedule, `unfused`, and the cuSPARSE path) × {forward, forward+backward}, timed with the protocol of [`crate::bench`] (CUDA events,
 //! warm-up, the median of repeats, input sets in rotation), written as JSON (one [`Record`] per
-//! case), and turned into a Markdown report ([`report`]) and SVG plots ([`plots`]).
+//! case), and turned into a Markdown report ([`report`]), SVG plots ([`plots`]) and
+//! docs/results.md's generated block ([`results`]).
 //!
 //! Peers (PyG, torch.sparse, turbo-gnn: `benches/peers.py`) write records of the same schema into
 //! a JSON file of their own; `dfgnn bench report` joins every file it is given, so each row of the

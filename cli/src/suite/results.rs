@@ -439,8 +439,9 @@ fn against_peers(out: &mut String, records: &[&Record]) {
 fn provenance(out: &mut String, files: &[SuiteFile]) {
     out.push_str("\n### Where and how each part ran\n\n");
     out.push_str(
-        "From each JSON file's `meta`; `copy` is the device copy bandwidth the suite measured in the same run \
-         beside each graph and shape (lowest and highest: small graphs' buffers copy slower; peers measure none).\n\n",
+        "From each JSON file's `meta`; `copy` is the lowest and highest device copy bandwidth the suite measured \
+         in the same run, beside each graph and shape, on buffers of one feature array's size (1–256 MiB); \
+         the peers measure none.\n\n",
     );
     out.push_str("| part | tool | date | commit | device | copy TB/s | warm-up / repeats / budget / input sets | not run | command |\n");
     out.push_str("|---|---|---|---|---|---|---|---|---|\n");
