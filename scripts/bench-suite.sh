@@ -11,7 +11,8 @@
 #                                        generated ones (one warm-up, 100 ms per case), the peers
 #                                        on the same graph files, then `dfgnn bench report`:
 #                                        OUT/{real,gen}/{suite,peers}.json, OUT/report.md,
-#                                        OUT/headline.md, OUT/*.svg, OUT/stages.txt
+#                                        OUT/headline.md, OUT/results-block.md (docs/results.md's
+#                                        generated block), OUT/*.svg, OUT/stages.txt
 #   scripts/bench-suite.sh scale OUT [ARGS]
 #                                        the scale ladder in one call (BUDGET_S, default 540 s):
 #                                        GT 4x64 forward+backward (the plan) against edges, uniform
@@ -35,7 +36,8 @@
 #   scripts/bench-suite.sh adopt DIR...  here: copies the JSON of report/scale outputs (DIR or
 #                                        DIR.tar) into docs/bench/ (<part>-suite.json,
 #                                        <part>-peers.json), regenerates docs/bench/report.md, the
-#                                        plots and README.md's headline from every docs/bench/*.json
+#                                        plots, README.md's headline and docs/results.md's
+#                                        generated block from every docs/bench/*.json
 #
 # Environment: DFGNN (default target/release/dfgnn: `cargo build --release -p dfgnn-cli` on a
 # machine with Rust), PYTHON (default python3; needs torch and torch_geometric, else the peers are
@@ -56,7 +58,7 @@ dfgnn=${DFGNN:-target/release/dfgnn}
 python=${PYTHON:-python3}
 mode=${1:-}
 out=${2:-}
-usage() { sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,54p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # The suite's real graphs and the generated ones (cli/src/suite/mod.rs, DEFAULT_GRAPHS); the
 # generated ones cheapest first, so that the 1M-node graphs (about 40 s and 2.5 min) start well
@@ -109,8 +111,9 @@ adopt)
     [[ $found == 1 ]] || { echo "bench-suite: no */suite.json in $src" >&2; exit 1; }
     [[ $dir == "$src" ]] || rm -rf "$dir"
   done
-  "$dfgnn" bench report docs/bench/*.json --plots docs/bench --readme README.md >docs/bench/report.md
-  echo "bench-suite: docs/bench/report.md, the plots and README.md's headline regenerated"
+  "$dfgnn" bench report docs/bench/*.json --plots docs/bench --readme README.md --results docs/results.md \
+    >docs/bench/report.md
+  echo "bench-suite: docs/bench/report.md, the plots, README.md's headline and docs/results.md's block regenerated"
   exit 0
   ;;
 esac
@@ -187,12 +190,14 @@ peers() {
     --graphs "$graphs_dir" --out "$dir/peers.json" --time-limit-s "$limit" "$@"
 }
 
-# The report and plots of every JSON under OUT, and README's headline table.
+# The report and plots of every JSON under OUT, README's headline table and docs/results.md's
+# generated block (what `adopt` writes into them, from this run's files alone).
 report() {
   local files=("$out"/*/suite.json)
   for f in "$out"/*/peers.json; do [[ -e $f ]] && files+=("$f"); done
   "$dfgnn" bench report "${files[@]}" --plots "$out" >"$out/report.md"
   "$dfgnn" bench report --headline "${files[@]}" >"$out/headline.md"
+  "$dfgnn" bench report --results-block "${files[@]}" >"$out/results-block.md"
   echo "total: $((SECONDS - started)) s" >>"$out/stages.txt"
   if [[ -n ${PACK_DIR:-} ]]; then
     mkdir -p "$PACK_DIR"

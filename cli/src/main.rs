@@ -6,7 +6,7 @@
 //! dfgnn info                which backend runs, the device's limits and the memory budget
 //! dfgnn bench gt|agnn|gat|gatv2   one model's timings per schedule
 //! dfgnn bench suite         the benchmark suite: JSON, Markdown report and SVG plots
-//! dfgnn bench report JSON   the Markdown report (or README's headline) of suite files
+//! dfgnn bench report JSON   the Markdown report (or README's headline, docs/results.md's block) of suite files
 //! dfgnn graph stats FILE    statistics of a graph file (.npz, .mtx, edge list, .gt) or named graph
 //! dfgnn graph write G OUT   writes a graph (file or name) as .npz, .mtx, an edge list or .gt
 //! ```
@@ -187,14 +187,21 @@ struct ReportArgs {
     /// Suite files (`dfgnn bench suite`'s suite.json, benches/peers.py's output).
     files: Vec<std::path::PathBuf>,
     /// Print README's headline table instead of the report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "results_block")]
     headline: bool,
+    /// Print docs/results.md's generated block instead of the report.
+    #[arg(long)]
+    results_block: bool,
     /// Also write the SVG plots into this folder.
     #[arg(long)]
     plots: Option<std::path::PathBuf>,
     /// Also rewrite the headline block of this README (between its `<!-- headline` markers).
     #[arg(long)]
     readme: Option<std::path::PathBuf>,
+    /// Also rewrite the generated block of this docs/results.md (between its `<!-- results`
+    /// markers).
+    #[arg(long)]
+    results: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -591,11 +598,15 @@ fn suite(backend: &Backend, args: &SuiteArgs, data_dir: Option<std::path::PathBu
 }
 
 fn report(args: &ReportArgs) -> Result<()> {
+    use dfgnn_cli::suite::report::{HEADLINE, headline, markdown};
+    use dfgnn_cli::suite::results::{RESULTS, block};
     let files = args.files.iter().map(|p| SuiteFile::read(p)).collect::<Result<Vec<_>>>()?;
     if args.headline {
-        print!("{}", dfgnn_cli::suite::report::headline(&files));
+        print!("{}", headline(&files));
+    } else if args.results_block {
+        print!("{}", block(&files));
     } else {
-        print!("{}", dfgnn_cli::suite::report::markdown(&files));
+        print!("{}", markdown(&files));
     }
     if let Some(dir) = &args.plots {
         for path in dfgnn_cli::suite::plots::write_all(&files, dir)? {
@@ -603,19 +614,22 @@ fn report(args: &ReportArgs) -> Result<()> {
         }
     }
     if let Some(path) = &args.readme {
-        let cannot = |e: std::io::Error| CliError::Usage { what: format!("{}: {e}", path.display()) };
-        let text = std::fs::read_to_string(path).map_err(cannot)?;
-        let new = dfgnn_cli::suite::report::with_headline(&text, &dfgnn_cli::suite::report::headline(&files))
-            .ok_or_else(|| CliError::Usage {
-                what: format!(
-                    "{}: no headline block (a `{}` line, then `{}`)",
-                    path.display(),
-                    dfgnn_cli::suite::report::HEADLINE_BEGIN,
-                    dfgnn_cli::suite::report::HEADLINE_END
-                ),
-            })?;
-        std::fs::write(path, new).map_err(cannot)?;
-        eprintln!("headline -> {}", path.display());
+        rewrite_block(path, HEADLINE, &headline(&files))?;
     }
+    if let Some(path) = &args.results {
+        rewrite_block(path, RESULTS, &block(&files))?;
+    }
+    Ok(())
+}
+
+/// Rewrites the generated `block` of the Markdown file at `path` with `body`.
+fn rewrite_block(path: &std::path::Path, block: dfgnn_cli::suite::report::Block, body: &str) -> Result<()> {
+    let cannot = |e: std::io::Error| CliError::Usage { what: format!("{}: {e}", path.display()) };
+    let text = std::fs::read_to_string(path).map_err(cannot)?;
+    let new = block.replace(&text, body).ok_or_else(|| CliError::Usage {
+        what: format!("{}: no generated block (a `{}` line, then `{}`)", path.display(), block.begin, block.end),
+    })?;
+    std::fs::write(path, new).map_err(cannot)?;
+    eprintln!("generated block -> {}", path.display());
     Ok(())
 }

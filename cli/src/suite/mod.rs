@@ -1,7 +1,8 @@
 //! The benchmark suite (`dfgnn bench suite`): graphs × models × shapes × variants (the plan, each
 //! forced schedule, `unfused`, and the cuSPARSE path) × {forward, forward+backward}, timed with the protocol of [`crate::bench`] (CUDA events,
 //! warm-up, the median of repeats, input sets in rotation), written as JSON (one [`Record`] per
-//! case), and turned into a Markdown report ([`report`]) and SVG plots ([`plots`]).
+//! case), and turned into a Markdown report ([`report`]), SVG plots ([`plots`]) and
+//! docs/results.md's generated block ([`results`]).
 //!
 //! Peers (PyG, torch.sparse, turbo-gnn: `benches/peers.py`) write records of the same schema into
 //! a JSON file of their own; `dfgnn bench report` joins every file it is given, so each row of the
@@ -12,6 +13,7 @@
 
 pub mod plots;
 pub mod report;
+pub mod results;
 
 use std::path::{Path, PathBuf};
 
@@ -256,6 +258,10 @@ pub struct SuiteFile {
     pub meta: Meta,
     /// One per case.
     pub records: Vec<Record>,
+    /// The name of the part of the results it holds: the file's stem when it was read (`real-suite`,
+    /// `gen-peers`), empty for a file made in this run. Not in the JSON.
+    #[serde(skip)]
+    pub part: String,
 }
 
 impl SuiteFile {
@@ -263,8 +269,9 @@ impl SuiteFile {
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::Usage { what: format!("cannot read {}: {e}", path.display()) })?;
-        let file: Self = serde_json::from_str(&text)
+        let mut file: Self = serde_json::from_str(&text)
             .map_err(|e| CliError::Usage { what: format!("{} is not a suite file: {e}", path.display()) })?;
+        file.part = path.file_stem().map_or(String::new(), |s| s.to_string_lossy().into_owned());
         if file.meta.schema != SCHEMA {
             return Err(CliError::Usage {
                 what: format!("{}: schema {} (this dfgnn reads {SCHEMA})", path.display(), file.meta.schema),
@@ -516,8 +523,11 @@ pub fn run(
     mut save: impl FnMut(&SuiteFile) -> Result<()>,
 ) -> Result<SuiteFile> {
     let started = std::time::Instant::now();
-    let mut file =
-        SuiteFile { meta: Meta::now("dfgnn bench suite", backend.description(), options), records: Vec::new() };
+    let mut file = SuiteFile {
+        meta: Meta::now("dfgnn bench suite", backend.description(), options),
+        records: Vec::new(),
+        part: String::new(),
+    };
     let per_graph = (options.models.len() * options.shapes.len() * options.variants.len()) as u64;
     progress.set_length(per_graph * options.graphs.len() as u64);
     for name in &options.graphs {

@@ -144,43 +144,81 @@ fn number(v: f64) -> String {
     }
 }
 
+/// `bandwidth.svg`: the forward's gather-worst bandwidth over the copy rate.
+const BANDWIDTH_FILE: &str = "bandwidth.svg";
+/// `memory.svg`: the plan's peak memory against edges.
+const MEMORY_FILE: &str = "memory.svg";
+/// The scaling case's time and memory against edges.
+const SCALING_FILES: [&str; 2] = ["scaling-time.svg", "scaling-memory.svg"];
+
+/// The speed-up plot of one model and pass.
+fn speedup_file(model: Model, pass: Pass) -> String {
+    format!("speedup-{}-{}.svg", model.name(), pass_file(pass))
+}
+
+/// The plan's time against edges for one pass.
+fn time_file(pass: Pass) -> String {
+    format!("time-{}.svg", pass_file(pass))
+}
+
+/// The plan's records that ran.
+fn plans(files: &[SuiteFile]) -> Vec<&Record> {
+    files
+        .iter()
+        .flat_map(|f| &f.records)
+        .filter(|r| r.system == "dfgnn" && r.variant == PLAN && r.time.is_some())
+        .collect()
+}
+
+/// The models and passes with a speed-up plot: those the plan ran.
+fn speedup_cases(plans: &[&Record]) -> Vec<(Model, Pass)> {
+    Model::ALL
+        .into_iter()
+        .flat_map(|m| [(m, Pass::Forward), (m, Pass::ForwardBackward)])
+        .filter(|&(m, p)| plans.iter().any(|r| r.model == m && r.pass == p))
+        .collect()
+}
+
+/// The file names [`write_all`] writes for `files`, in its order (docs/results.md links to them).
+pub fn file_names(files: &[SuiteFile]) -> Vec<String> {
+    let mut names: Vec<String> = speedup_cases(&plans(files)).into_iter().map(|(m, p)| speedup_file(m, p)).collect();
+    names.push(BANDWIDTH_FILE.to_string());
+    names.extend([Pass::Forward, Pass::ForwardBackward].map(time_file));
+    names.push(MEMORY_FILE.to_string());
+    names.extend(SCALING_FILES.map(String::from));
+    names
+}
+
 /// Writes every plot of `files` into `dir`; returns the paths written.
 pub fn write_all(files: &[SuiteFile], dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| plot_error(dir, e))?;
     let records: Vec<&Record> = files.iter().flat_map(|f| &f.records).collect();
-    let plans: Vec<&Record> =
-        records.iter().copied().filter(|r| r.system == "dfgnn" && r.variant == PLAN && r.time.is_some()).collect();
+    let plans = plans(files);
     let mut written = Vec::new();
-    for model in Model::ALL {
-        for pass in [Pass::Forward, Pass::ForwardBackward] {
-            let mine: Vec<&Record> = plans.iter().copied().filter(|r| r.model == model && r.pass == pass).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let categories: Vec<String> =
-                mine.iter().map(|r| format!("{} {}x{}", r.graph.name, r.heads, r.feat)).collect();
-            let mut series: Vec<Series> = Vec::new();
-            for (i, p) in mine.iter().enumerate() {
-                let base = p.time.map_or(f64::NAN, |t| t.median_ms);
-                for r in records.iter().filter(|r| r.case() == p.case() && column(r) != PLAN) {
-                    let Some(t) = r.time else { continue };
-                    let name = column(r);
-                    let point = (i as f64, t.median_ms / base);
-                    match series.iter_mut().find(|s| s.name == name) {
-                        Some(s) => s.points.push(point),
-                        None => series.push(Series { name, points: vec![point] }),
-                    }
+    for (model, pass) in speedup_cases(&plans) {
+        let mine: Vec<&Record> = plans.iter().copied().filter(|r| r.model == model && r.pass == pass).collect();
+        let categories: Vec<String> = mine.iter().map(|r| format!("{} {}x{}", r.graph.name, r.heads, r.feat)).collect();
+        let mut series: Vec<Series> = Vec::new();
+        for (i, p) in mine.iter().enumerate() {
+            let base = p.time.map_or(f64::NAN, |t| t.median_ms);
+            for r in records.iter().filter(|r| r.case() == p.case() && column(r) != PLAN) {
+                let Some(t) = r.time else { continue };
+                let name = column(r);
+                let point = (i as f64, t.median_ms / base);
+                match series.iter_mut().find(|s| s.name == name) {
+                    Some(s) => s.points.push(point),
+                    None => series.push(Series { name, points: vec![point] }),
                 }
             }
-            let path = dir.join(format!("speedup-{}-{}.svg", model.name(), pass_file(pass)));
-            let title = format!(
-                "{} {}: the plan's speed-up over each variant (its time / the plan's)",
-                model.name().to_uppercase(),
-                pass.name()
-            );
-            draw(&path, &title, "", "speed-up", &series, &categories)?;
-            written.push(path);
         }
+        let path = dir.join(speedup_file(model, pass));
+        let title = format!(
+            "{} {}: the plan's speed-up over each variant (its time / the plan's)",
+            model.name().to_uppercase(),
+            pass.name()
+        );
+        draw(&path, &title, "", "speed-up", &series, &categories)?;
+        written.push(path);
     }
     let by_model_shape = |pass: Pass, y: &dyn Fn(&Record) -> Option<f64>, x: &dyn Fn(&Record) -> f64| -> Vec<Series> {
         let mut series: Vec<Series> = Vec::new();
@@ -206,7 +244,7 @@ pub fn write_all(files: &[SuiteFile], dir: &Path) -> Result<Vec<PathBuf>> {
     };
     let graph_index = |r: &Record| index.iter().position(|g| *g == r.graph.name).unwrap_or(0) as f64;
     let fraction = by_model_shape(Pass::Forward, &|r| r.fraction_of_copy(), &graph_index);
-    let path = dir.join("bandwidth.svg");
+    let path = dir.join(BANDWIDTH_FILE);
     draw(
         &path,
         "The plan's forward: gather-worst bandwidth / copy bandwidth of the same run",
@@ -218,12 +256,12 @@ pub fn write_all(files: &[SuiteFile], dir: &Path) -> Result<Vec<PathBuf>> {
     written.push(path);
     for pass in [Pass::Forward, Pass::ForwardBackward] {
         let time = by_model_shape(pass, &|r| r.time.map(|t| t.median_ms), &edges);
-        let path = dir.join(format!("time-{}.svg", pass_file(pass)));
+        let path = dir.join(time_file(pass));
         draw(&path, &format!("The plan's {} time against edges", pass.name()), "edges", "ms", &time, &[])?;
         written.push(path);
     }
     let memory = by_model_shape(Pass::ForwardBackward, &|r| r.peak_bytes.map(|b| b as f64 / 1e9), &edges);
-    let path = dir.join("memory.svg");
+    let path = dir.join(MEMORY_FILE);
     draw(&path, "The plan's peak device memory (forward+backward) against edges", "edges", "GB", &memory, &[])?;
     written.push(path);
     written.extend(write_scaling(&records, dir)?);
@@ -274,9 +312,9 @@ fn write_scaling(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>> {
     let what = format!("{} {}x{feat} {}", model.name().to_uppercase(), heads, pass.name());
     let time = series(&|r| r.time.map(|t| t.median_ms));
     let memory = series(&|r| r.peak_bytes.map(|b| b as f64 / 1e9));
-    let time_path = dir.join("scaling-time.svg");
+    let time_path = dir.join(SCALING_FILES[0]);
     draw(&time_path, &format!("{what}: time against edges"), "edges", "ms", &time, &[])?;
-    let memory_path = dir.join("scaling-memory.svg");
+    let memory_path = dir.join(SCALING_FILES[1]);
     draw(&memory_path, &format!("{what}: peak device memory against edges"), "edges", "GB", &memory, &[])?;
     Ok(vec![time_path, memory_path])
 }
@@ -329,6 +367,29 @@ mod tests {
         // Only the plan of dfgnn, and only the generated families.
         assert!(!svg.contains("unfused") && !svg.contains("other"), "{svg}");
         assert!(std::fs::read_to_string(&paths[1]).expect("scaling-memory.svg").contains("dfgnn (uniform)"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn file_names_are_the_files_written() {
+        let dir = std::env::temp_dir().join(format!("dfgnn-plot-names-{}", std::process::id()));
+        let file = |records| SuiteFile {
+            meta: serde_json::from_value(serde_json::json!({
+                "schema": crate::suite::SCHEMA, "tool": "t", "date": "d", "commit": "c", "device": "D",
+                "command": "x", "warmup": 1, "repeats": 3, "case_budget_ms": 1.0, "input_sets": 1, "skipped": []
+            }))
+            .expect("a meta"),
+            records,
+            part: "p".to_string(),
+        };
+        let files =
+            [file(vec![record("dfgnn", "auto", "er-64K-d16", 1 << 20), record("pyg", "TransformerConv", "cora", 10)])];
+        let written = write_all(&files, &dir).expect("the plots are written");
+        let names: Vec<String> =
+            written.iter().map(|p| p.file_name().expect("a file").to_string_lossy().into_owned()).collect();
+        assert_eq!(names, file_names(&files));
+        assert!(names.contains(&"speedup-gt-forward-backward.svg".to_string()), "{names:?}");
+        assert!(!names.contains(&"speedup-gt-forward.svg".to_string()), "{names:?}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -23,7 +23,7 @@ pub(super) fn column(r: &Record) -> String {
 }
 
 /// Milliseconds, with three significant digits where they matter.
-fn ms(x: f64) -> String {
+pub(super) fn ms(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0}")
     } else if x >= 10.0 {
@@ -36,15 +36,15 @@ fn ms(x: f64) -> String {
 }
 
 /// Every record of every file, with the index of the file it came from.
-fn all_records(files: &[SuiteFile]) -> Vec<&Record> {
+pub(super) fn all_records(files: &[SuiteFile]) -> Vec<&Record> {
     files.iter().flat_map(|f| &f.records).collect()
 }
 
 /// The records of one comparison (model, pass) grouped by (graph, heads, feat), graphs in the
 /// order they first appear.
-type Rows<'a> = Vec<((String, u32, u32), Vec<&'a Record>)>;
+pub(super) type Rows<'a> = Vec<((String, u32, u32), Vec<&'a Record>)>;
 
-fn rows_of<'a>(records: &[&'a Record], model: Model, pass: Pass) -> Rows<'a> {
+pub(super) fn rows_of<'a>(records: &[&'a Record], model: Model, pass: Pass) -> Rows<'a> {
     let mut rows: Rows<'a> = Vec::new();
     for r in records.iter().filter(|r| r.model == model && r.pass == pass) {
         let key = (r.graph.name.clone(), r.heads, r.feat);
@@ -57,7 +57,7 @@ fn rows_of<'a>(records: &[&'a Record], model: Model, pass: Pass) -> Rows<'a> {
 }
 
 /// The dfgnn plan's record of a row, when it ran.
-fn plan_of<'a>(row: &[&'a Record]) -> Option<&'a Record> {
+pub(super) fn plan_of<'a>(row: &[&'a Record]) -> Option<&'a Record> {
     row.iter().copied().find(|r| r.system == "dfgnn" && r.variant == PLAN && r.time.is_some())
 }
 
@@ -184,6 +184,10 @@ pub fn markdown(files: &[SuiteFile]) -> String {
     out
 }
 
+/// What the headline and docs/results.md's block say when no file holds a result.
+pub(super) const NO_RESULTS: &str =
+    "No benchmark results are committed yet (`docs/bench/*.json`, written by `scripts/bench-suite.sh` on a GPU).\n";
+
 /// The README's headline table: GT forward+backward at 4×64 on [`HEADLINE_GRAPHS`], the plan's
 /// time and the unfused baseline's and each peer's time over it. A pure function of the files, so
 /// a test can compare it with README.md.
@@ -195,9 +199,7 @@ pub fn headline(files: &[SuiteFile]) -> String {
         .filter(|(_, row)| plan_of(row).is_some())
         .collect();
     if rows.is_empty() {
-        return "No benchmark results are committed yet (`docs/bench/*.json`, written by \
-                `scripts/bench-suite.sh` on a GPU).\n"
-            .to_string();
+        return NO_RESULTS.to_string();
     }
     let mut peers: Vec<String> = Vec::new();
     for (_, row) in &rows {
@@ -235,29 +237,39 @@ pub fn headline(files: &[SuiteFile]) -> String {
     out
 }
 
-/// The line that opens README.md's headline block (the rest of the line is free text).
-pub const HEADLINE_BEGIN: &str = "<!-- headline:";
-/// The line that closes it.
-pub const HEADLINE_END: &str = "<!-- headline end -->";
-
-/// `readme` with the body of its headline block (the lines between [`HEADLINE_BEGIN`]'s line and
-/// [`HEADLINE_END`]) replaced by `headline`; `None` when it has no such block.
-pub fn with_headline(readme: &str, headline: &str) -> Option<String> {
-    let begin = readme.find(HEADLINE_BEGIN)?;
-    let body = begin + readme[begin..].find('\n')? + 1;
-    let end = body + readme[body..].find(HEADLINE_END)?;
-    Some(format!("{}{headline}{}", &readme[..body], &readme[end..]))
+/// A generated block inside a hand-written Markdown file: the lines after a line that starts with
+/// `begin` (the rest of that line is free text) up to the line `end`. The tool rewrites only what
+/// lies between, and a test compares it with what the committed JSON gives.
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    /// How the line that opens the block starts.
+    pub begin: &'static str,
+    /// The line that closes it.
+    pub end: &'static str,
 }
 
+impl Block {
+    /// `text` with the block's body replaced by `body`; `None` when `text` has no such block.
+    pub fn replace(&self, text: &str, body: &str) -> Option<String> {
+        let begin = text.find(self.begin)?;
+        let body_start = begin + text[begin..].find('\n')? + 1;
+        let end = body_start + text[body_start..].find(self.end)?;
+        Some(format!("{}{body}{}", &text[..body_start], &text[end..]))
+    }
+}
+
+/// README.md's headline block ([`headline`]).
+pub const HEADLINE: Block = Block { begin: "<!-- headline:", end: "<!-- headline end -->" };
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::bench::Timing;
     use crate::suite::{GraphRecord, Meta, SCHEMA};
 
     /// A record of `system`/`variant` taking `ms` on GT 4×64 forward+backward of `graph`
     /// (made-up times: these tests check the arithmetic of the tables, not any measurement).
-    fn record(system: &str, variant: &str, graph: &str, ms: f64) -> Record {
+    pub(in crate::suite) fn record(system: &str, variant: &str, graph: &str, ms: f64) -> Record {
         Record {
             system: system.to_string(),
             model: Model::Gt,
@@ -292,7 +304,7 @@ mod tests {
         }
     }
 
-    fn file(records: Vec<Record>) -> SuiteFile {
+    pub(in crate::suite) fn file(records: Vec<Record>) -> SuiteFile {
         SuiteFile {
             meta: Meta {
                 schema: SCHEMA,
@@ -308,6 +320,7 @@ mod tests {
                 skipped: Vec::new(),
             },
             records,
+            part: "part".to_string(),
         }
     }
 
@@ -338,10 +351,10 @@ mod tests {
     fn the_readme_block_is_replaced_and_nothing_else() {
         let readme = "intro\n<!-- headline: made by a tool -->\nold\ntable\n<!-- headline end -->\nrest\n";
         assert_eq!(
-            with_headline(readme, "new\n").as_deref(),
+            HEADLINE.replace(readme, "new\n").as_deref(),
             Some("intro\n<!-- headline: made by a tool -->\nnew\n<!-- headline end -->\nrest\n")
         );
-        assert_eq!(with_headline("no block\n", "new\n"), None);
-        assert_eq!(with_headline("<!-- headline: open only\nold\n", "new\n"), None);
+        assert_eq!(HEADLINE.replace("no block\n", "new\n"), None);
+        assert_eq!(HEADLINE.replace("<!-- headline: open only\nold\n", "new\n"), None);
     }
 }
