@@ -51,14 +51,15 @@
 # out of OUT: the 1M-node graphs take about 70 MB each). PACK_DIR: when set, `report`, `scale`
 # and `suite` also pack OUT into PACK_DIR/bench-<mode>.tar (the device tool brings back at most 8
 # files). REAL_GRAPHS, GEN_GRAPHS (report) and SCALE_SMALL, SCALE_LARGE (scale) replace the
-# graph lists (comma-separated).
+# graph lists (comma-separated); REAL_SHAPES (default 1x128,4x64,8x32,4x32) the real graphs'
+# shapes in `report` (4x32 is the shape of Cora's target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dfgnn=${DFGNN:-target/release/dfgnn}
 python=${PYTHON:-python3}
 mode=${1:-}
 out=${2:-}
-usage() { sed -n '2,54p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # The suite's real graphs and the generated ones (cli/src/suite/mod.rs, DEFAULT_GRAPHS); the
 # generated ones cheapest first, so that the 1M-node graphs (about 40 s and 2.5 min) start well
@@ -212,8 +213,11 @@ case $mode in
 report)
   # Seconds kept back for what follows each stage: the generated graphs' suite (about 3 min), the
   # peers (about 1.5 min each) and the report.
+  # The real graphs also at 4x32, the shape of Cora's target (unless ARGS choose the shapes).
+  real_shapes=()
+  [[ " $* " == *" --shapes"* ]] || real_shapes=(--shapes "${REAL_SHAPES:-1x128,4x64,8x32,4x32}")
   stage "suite real" "$(left 420)" "${suite[@]}" --out "$out/real" --graphs "$real_graphs" --write-graphs "$graphs_dir" \
-    --warmup 2 --repeats 10 --case-budget-ms 200 --time-limit-s "$(left 450)" "$@"
+    --warmup 2 --repeats 10 --case-budget-ms 200 --time-limit-s "$(left 450)" "${real_shapes[@]}" "$@"
   stage "suite gen" "$(left 200)" "${suite[@]}" --out "$out/gen" --graphs "$gen_graphs" --write-graphs "$graphs_dir" \
     --warmup 1 --repeats 10 --case-budget-ms 100 --time-limit-s "$(left 300)" "$@"
   if have_peers; then
