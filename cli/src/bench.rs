@@ -71,8 +71,9 @@ pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u
     let scalar = heads as f64 * 4.0;
     let graph = 8.0 * (nd + 1.0) + 4.0 * e;
     // The node scores: h_dst read and el written per destination, h read and er written per
-    // source.
-    let node_scores = nd * (row + scalar) + ns * (row + scalar);
+    // source; on a square graph h is h_dst, read once for both.
+    let node_scores =
+        if num_dst == num_src { ns * (row + 2.0 * scalar) } else { nd * (row + scalar) + ns * (row + scalar) };
     // The fused pass: offsets and columns; el read, out, lse and the two stats written per
     // destination; h and er per source (compulsory) or per edge (gather-worst).
     let rows = graph + nd * (row + 4.0 * scalar);
@@ -499,13 +500,21 @@ impl Timed for Gat<'_, '_> {
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        Gat::forward(self, &set.src, &set.dst, &set.vectors.0, &set.vectors.1).map(drop)
+        Gat::forward(self, &set.src, gat_destinations(self, set), &set.vectors.0, &set.vectors.1).map(drop)
     }
 
     fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        let fwd = Gat::forward(self, &set.src, &set.dst, &set.vectors.0, &set.vectors.1)?;
+        let fwd = Gat::forward(self, &set.src, gat_destinations(self, set), &set.vectors.0, &set.vectors.1)?;
         self.backward(&fwd, &set.d_out).map(drop)
     }
+}
+
+/// GAT's destination features: on a square graph the sources' own, as in a GAT layer (one
+/// projection `h = W·x` gives both node scores, read once); a bipartite graph's destinations have
+/// their own.
+fn gat_destinations<'s>(gat: &Gat<'_, '_>, set: &'s InputSet) -> &'s Buffer<f32> {
+    let g = gat.graph();
+    if g.num_dst() == g.num_src() { &set.src } else { &set.dst }
 }
 
 impl Timed for GatV2<'_, '_> {

@@ -17,9 +17,9 @@ use dfgnn_device::abi::{
 };
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
-    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant,
+    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant, NODE_HEADS_PER_WARP,
 };
-use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
+use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
@@ -122,12 +122,12 @@ pub struct Gat<'g, 'b> {
     dropout: DropoutParams,
 }
 
-/// One warp per (node, head).
-fn node_config(nodes: usize, heads: u32) -> Result<LaunchConfig> {
-    let warps = nodes as u64 * heads as u64;
+/// One warp per `per_warp` (node, head) pairs.
+fn node_config(nodes: usize, heads: u32, per_warp: usize) -> Result<LaunchConfig> {
+    let warps = (nodes as u64 * heads as u64).div_ceil(per_warp as u64);
     let blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64);
     if blocks > i32::MAX as u64 {
-        return Err(Error::Unsupported { what: format!("{warps} node-heads in one launch") });
+        return Err(Error::Unsupported { what: format!("{} node-heads in one launch", nodes as u64 * heads as u64) });
     }
     Ok(LaunchConfig { grid: Dim3::x(blocks.max(1) as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 })
 }
@@ -189,17 +189,36 @@ impl<'g, 'b> Gat<'g, 'b> {
         Ok(())
     }
 
-    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes.
-    fn node_scores(&self, x: GSlice<f32>, a: GSlice<f32>, nodes: usize) -> Result<Buffer<f32>> {
+    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes, and with `a2` its scores from the
+    /// same reads of `x`.
+    fn node_scores(
+        &self,
+        x: GSlice<f32>,
+        a: GSlice<f32>,
+        a2: Option<GSlice<f32>>,
+        nodes: usize,
+    ) -> Result<(Buffer<f32>, Option<Buffer<f32>>)> {
         let (heads, feat) = (self.heads(), self.fused.plan.feat);
         let mut scores = self.backend().alloc::<f32>(nodes * heads as usize)?;
+        let mut scores2 = a2.map(|_| self.backend().alloc::<f32>(nodes * heads as usize)).transpose()?;
         if nodes > 0 {
-            let params = GatNodeScoresParams { x, a, scores: scores.view_mut(), nodes: nodes as u32, heads, feat };
-            // SAFETY: x is [nodes, H, F], a is [H, F] (checked by the caller), scores is
-            // [nodes, H] and distinct; one warp per (node, head), warps past the last return.
-            unsafe { self.backend().launch(&GAT_NODE_SCORES, &node_config(nodes, heads)?, &params)? };
+            let params = GatNodeScoresParams {
+                x,
+                a,
+                scores: scores.view_mut(),
+                a2: a2.unwrap_or(GSlice::empty()),
+                scores2: scores2.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                nodes: nodes as u32,
+                heads,
+                feat,
+            };
+            let config = node_config(nodes, heads, NODE_HEADS_PER_WARP)?;
+            // SAFETY: x is [nodes, H, F], a and a2 (when given) are [H, F] (checked by the
+            // caller), scores and scores2 are [nodes, H] and distinct; each warp takes
+            // NODE_HEADS_PER_WARP (node, head) pairs and skips those past the last.
+            unsafe { self.backend().launch(&GAT_NODE_SCORES, &config, &params)? };
         }
-        Ok(scores)
+        Ok((scores, scores2))
     }
 
     /// `out = softmax(LeakyReLU(el_i + er_j) over the edges)·h`, with `el = ⟨h_dst, a_dst⟩` and
@@ -218,8 +237,16 @@ impl<'g, 'b> Gat<'g, 'b> {
         self.check("gat forward", "h_dst", h_dst.len(), f.features(g.num_dst()))?;
         self.check("gat forward", "a_dst", a_dst.len(), f.features(1))?;
         self.check("gat forward", "a_src", a_src.len(), f.features(1))?;
-        let el = self.node_scores(h_dst.view(), a_dst.view(), g.num_dst())?;
-        let er = self.node_scores(h.view(), a_src.view(), g.num_src())?;
+        // On a square graph called with one feature buffer, both scores come from one read of it.
+        let (el, er) = if std::ptr::eq(h, h_dst) {
+            let (el, er) = self.node_scores(h.view(), a_dst.view(), Some(a_src.view()), g.num_src())?;
+            (el, er.expect("asked for the second scores"))
+        } else {
+            (
+                self.node_scores(h_dst.view(), a_dst.view(), None, g.num_dst())?.0,
+                self.node_scores(h.view(), a_src.view(), None, g.num_src())?.0,
+            )
+        };
         // The score buffers move into the result with the views of them; device memory does
         // not move.
         let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout)?;
@@ -465,7 +492,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             };
             // SAFETY: d [nodes, H], a [H, F], base empty or [nodes, H, F], dx [nodes, H, F]
             // distinct from them; one warp per (node, head).
-            unsafe { self.backend().launch(&GAT_NODE_SCORES_BACKWARD, &node_config(nodes, heads)?, &params)? };
+            unsafe { self.backend().launch(&GAT_NODE_SCORES_BACKWARD, &node_config(nodes, heads, 1)?, &params)? };
         }
         Ok(dx)
     }

@@ -98,10 +98,11 @@ pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInput
     let dg = DeviceGraph::new(backend, graph)?;
     let gat = Gat::new(&dg, &case.config())?;
     let h = backend.upload(&inputs.h)?;
-    let h_dst = backend.upload(&inputs.h_dst)?;
+    // Equal features are passed as one buffer: the path that scores both from one read.
+    let h_dst = if inputs.h_dst == inputs.h { None } else { Some(backend.upload(&inputs.h_dst)?) };
     let (a_dst, a_src) = (backend.upload(&inputs.a_dst)?, backend.upload(&inputs.a_src)?);
     let d_out = backend.upload(&inputs.d_out)?;
-    let fwd = gat.forward(&h, &h_dst, &a_dst, &a_src)?;
+    let fwd = gat.forward(&h, h_dst.as_ref().unwrap_or(&h), &a_dst, &a_src)?;
     let grads = gat.backward(&fwd, &d_out)?;
     let Some((el, er)) = fwd.node_scores() else { unreachable!("Gat::forward returns the node scores it computed") };
     let pre = gat.forward_precomputed(&h, el, er)?;

@@ -90,13 +90,17 @@ pub struct GatInputs {
 
 impl GatInputs {
     /// Inputs for `num_dst` × `num_src` nodes of `heads` × `feat` features, from `seed`; the
-    /// attention vectors are scaled by `magnitude` (the scores grow with it).
+    /// attention vectors are scaled by `magnitude` (the scores grow with it). On a square graph
+    /// an even seed gives the destinations the sources' features, as a GAT layer has them (the
+    /// library then scores both from one read: [`run_gat`](crate::gat::run_gat) passes one buffer).
     pub fn random(num_dst: usize, num_src: usize, heads: u32, feat: u32, magnitude: f32, seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6a7);
         let hf = heads as usize * feat as usize;
+        let h = uniform(&mut rng, num_src * hf, 1.0);
+        let h_dst = if num_dst == num_src && seed % 2 == 0 { h.clone() } else { uniform(&mut rng, num_dst * hf, 1.0) };
         Self {
-            h: uniform(&mut rng, num_src * hf, 1.0),
-            h_dst: uniform(&mut rng, num_dst * hf, 1.0),
+            h,
+            h_dst,
             a_dst: uniform(&mut rng, hf, magnitude),
             a_src: uniform(&mut rng, hf, magnitude),
             d_out: uniform(&mut rng, num_dst * hf, 1.0),

@@ -95,7 +95,9 @@ pub struct GatBwdColsParams {
 unsafe impl LaunchParams for GatBwdColsParams {}
 const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 312);
 
-/// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`).
+/// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`), and with a second
+/// vector `scores2[n, h] = ⟨x[n, h, :], a2[h, :]⟩` from the same reads of `x` (both, when the
+/// destinations' features are the sources').
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatNodeScoresParams {
@@ -105,6 +107,10 @@ pub struct GatNodeScoresParams {
     pub a: GSlice<f32>,
     /// `[N, H]` the node scores.
     pub scores: GSliceMut<f32>,
+    /// `[H, F]` a second attention vector, or empty for none.
+    pub a2: GSlice<f32>,
+    /// `[N, H]` its node scores (empty when `a2` is).
+    pub scores2: GSliceMut<f32>,
     /// Nodes `N`.
     pub nodes: u32,
     /// Heads `H`.
@@ -114,7 +120,7 @@ pub struct GatNodeScoresParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatNodeScoresParams {}
-const _: () = assert!(core::mem::size_of::<GatNodeScoresParams>() == 64);
+const _: () = assert!(core::mem::size_of::<GatNodeScoresParams>() == 96);
 
 /// `gat_node_scores_backward`: `dx[n, h, :] = base[n, h, :] + d_scores[n, h]·a[h, :]`.
 #[repr(C)]

@@ -4,8 +4,11 @@
 //! summed in block order (no atomics: bit-identical run after run).
 //!
 //! # Grid mapping
-//! [`GAT_NODE_SCORES`], [`GAT_NODE_SCORES_BACKWARD`]: one warp per (node, head), warp `w` of the
-//! grid takes node `w / H`, head `w % H`; lanes stride over the `F` features.
+//! [`GAT_NODE_SCORES`]: warp `w` of the grid takes the [`NODE_HEADS_PER_WARP`] (node, head)
+//! pairs from flat index `w·NODE_HEADS_PER_WARP` on (pair `i` is node `i / H`, head `i % H`),
+//! lanes striding over the `F` features, with one or two attention vectors over the same loads.
+//! [`GAT_NODE_SCORES_BACKWARD`]: one warp per (node, head), warp `w` of the grid takes node
+//! `w / H`, head `w % H`; lanes stride over the `F` features.
 //! [`GAT_VECTOR_GRAD_PARTIALS`]: block `b` takes `nodes_per_block` consecutive nodes; its threads
 //! stride over the `H·F` elements, each summing its element over the block's nodes in order.
 //! [`GAT_VECTOR_GRAD_SUM`]: one thread per element, summing the blocks' partials in order.
@@ -16,40 +19,70 @@
 use crate::abi::{GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams};
 use crate::kernel;
 use crate::kernels::common::reduce::warp_sum;
+use crate::kernels::common::unroll::unroll;
 use crate::simt::{self, WARP_SIZE};
 
-/// This warp's (node, head) as a flat index, or `None` past the last.
+/// The first of this warp's `per_warp` (node, head) pairs as a flat index, or `None` past the last.
 #[inline(always)]
-fn this_head(nodes: u32, heads: u32) -> Option<usize> {
+fn this_head(nodes: u32, heads: u32, per_warp: usize) -> Option<usize> {
     let warps = simt::block_dim().x / WARP_SIZE;
     let w = simt::block_idx().x as u64 * warps as u64 + simt::warp_id() as u64;
-    (w < nodes as u64 * heads as u64).then_some(w as usize)
+    let first = w * per_warp as u64;
+    (first < nodes as u64 * heads as u64).then_some(first as usize)
 }
 
+/// (node, head) pairs one warp of [`GAT_NODE_SCORES`] takes: their loads are in flight together
+/// (one pair of 64 features is two loads per lane, too little to cover the memory's latency).
+pub const NODE_HEADS_PER_WARP: usize = 4;
+
 kernel! {
-    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩`.
+    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩`, and `scores2` with `a2` unless it is empty.
     pub kernel GAT_NODE_SCORES = fn gat_node_scores(p: &GatNodeScoresParams) {
-        let Some(nh) = this_head(p.nodes, p.heads) else { return };
-        let feat = p.feat as usize;
-        let (base, head) = (nh * feat, (nh % p.heads as usize) * feat);
+        let Some(first) = this_head(p.nodes, p.heads, NODE_HEADS_PER_WARP) else { return };
+        let total = p.nodes as usize * p.heads as usize;
+        let (feat, second) = (p.feat as usize, !p.a2.is_empty());
         let lane = simt::lane_id() as usize;
-        let mut dot = 0.0f32;
+        let mut dots = [0.0f32; NODE_HEADS_PER_WARP];
+        let mut dots2 = [0.0f32; NODE_HEADS_PER_WARP];
         let mut f = lane;
         while f < feat {
-            dot += p.x.load(base + f) * p.a.load(head + f);
+            let mut xs = [0.0f32; NODE_HEADS_PER_WARP];
+            unroll!(NODE_HEADS_PER_WARP, |i| {
+                let nh = first + i;
+                if nh < total {
+                    xs[i] = p.x.load(nh * feat + f);
+                }
+            });
+            unroll!(NODE_HEADS_PER_WARP, |i| {
+                let nh = first + i;
+                if nh < total {
+                    let at = (nh % p.heads as usize) * feat + f;
+                    dots[i] += xs[i] * p.a.load(at);
+                    if second {
+                        dots2[i] += xs[i] * p.a2.load(at);
+                    }
+                }
+            });
             f += WARP_SIZE as usize;
         }
-        let dot = warp_sum(dot);
-        if lane == 0 {
-            p.scores.store(nh, dot);
-        }
+        unroll!(NODE_HEADS_PER_WARP, |i| {
+            let nh = first + i;
+            let dot = warp_sum(dots[i]);
+            let dot2 = if second { warp_sum(dots2[i]) } else { 0.0 };
+            if lane == 0 && nh < total {
+                p.scores.store(nh, dot);
+                if second {
+                    p.scores2.store(nh, dot2);
+                }
+            }
+        });
     }
 }
 
 kernel! {
     /// `dx[n, h, :] = base[n, h, :] + d_scores[n, h]·a[h, :]` (no `base` when it is empty).
     pub kernel GAT_NODE_SCORES_BACKWARD = fn gat_node_scores_backward(p: &GatNodeScoresBackwardParams) {
-        let Some(nh) = this_head(p.nodes, p.heads) else { return };
+        let Some(nh) = this_head(p.nodes, p.heads, 1) else { return };
         let feat = p.feat as usize;
         let (base, head) = (nh * feat, (nh % p.heads as usize) * feat);
         let d = p.d_scores.load(nh);
