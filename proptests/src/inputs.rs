@@ -97,7 +97,8 @@ impl GatInputs {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6a7);
         let hf = heads as usize * feat as usize;
         let h = uniform(&mut rng, num_src * hf, 1.0);
-        let h_dst = if num_dst == num_src && seed % 2 == 0 { h.clone() } else { uniform(&mut rng, num_dst * hf, 1.0) };
+        let h_dst =
+            if num_dst == num_src && seed.is_multiple_of(2) { h.clone() } else { uniform(&mut rng, num_dst * hf, 1.0) };
         Self {
             h,
             h_dst,
