@@ -61,10 +61,11 @@ pub struct Agnn<'g, 'b> {
 /// The output of [`Agnn::forward`] and what the backward needs (it borrows `h`, and β when it
 /// came from the caller, for `'a`).
 pub struct AgnnForward<'a> {
-    /// `[N, H, F]` normalised features and the queries `β·hn`; the attention state below views
-    /// them, so they are private and live exactly as long as this struct.
+    /// `[N, H, F]` normalised features (the attention's keys) and the queries `β·hn`; the
+    /// attention state below views them, so they are private and live exactly as long as this
+    /// struct (the queries only for that view).
     hn: Buffer<f32>,
-    q: Buffer<f32>,
+    _queries: Buffer<f32>,
     norm: Buffer<f32>,
     attention: GtForward<'a>,
     /// `[1]` β: the caller's buffer, or `beta_upload`.
@@ -204,7 +205,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         // `hn` and `q` move into the result with the views of them; their device memory does not
         // move. The attention's scale is 1 (`Agnn::new`): β is in `q`.
         let attention = self.gt.forward_views(q.view(), hn.view(), h.view(), DropoutParams::OFF)?;
-        Ok(AgnnForward { hn, q, norm, attention, beta, _beta_upload: beta_upload })
+        Ok(AgnnForward { hn, _queries: q, norm, attention, beta, _beta_upload: beta_upload })
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β (on the device, as β).

@@ -80,7 +80,7 @@ fn the_launch_shape_is_a_function_of_the_length() {
     assert_eq!(sum_shape(most + 4097), (SUM_MAX_BLOCKS, (most as u64 + 4097).div_ceil(SUM_MAX_BLOCKS as u64)));
     for n in lengths() {
         let (blocks, per_block) = sum_shape(n);
-        assert!(blocks >= 1 && blocks <= SUM_MAX_BLOCKS && blocks as u64 * per_block >= n as u64, "n = {n}");
+        assert!((1..=SUM_MAX_BLOCKS).contains(&blocks) && blocks as u64 * per_block >= n as u64, "n = {n}");
     }
 }
 
