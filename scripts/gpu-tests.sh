@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The test targets that hold GPU tests (by target name, in whichever package has them).
-targets=(attention gat gatv2 cusparse gpu chain)
+targets=(attention gat gatv2 sum cusparse gpu chain)
 
 mode=${1:-}
 [[ $# -gt 0 ]] && shift

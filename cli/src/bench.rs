@@ -126,8 +126,9 @@ pub fn gatv2_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat:
 }
 
 /// The byte models of AGNN: GT's on the normalised features, plus the normalisation (`h` read,
-/// `hn` and the norms written) and its backward (`hn`, the norms, `dq`, `dk`, `dv` read, `dh` and
-/// the shares of dβ written), all per node.
+/// `hn`, the queries `β·hn` and the norms written) and its backward (`hn`, the norms, `dq`, `dk`,
+/// `dv` read, `dh` and the shares of dβ written, the shares read again by their sum), all per
+/// node.
 pub fn agnn_bytes(nodes: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
     let (fwd, bwd) = gt_bytes(nodes, nodes, nnz, heads, feat);
     let row = heads as f64 * feat as f64 * 4.0;
@@ -135,7 +136,7 @@ pub fn agnn_bytes(nodes: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel
     let n = nodes as f64;
     let add =
         |m: ByteModel, bytes: f64| ByteModel { compulsory: m.compulsory + bytes, gather_worst: m.gather_worst + bytes };
-    (add(fwd, n * (2.0 * row + scalar)), add(bwd, n * (5.0 * row + 2.0 * scalar)))
+    (add(fwd, n * (3.0 * row + scalar)), add(bwd, n * (5.0 * row + 3.0 * scalar)))
 }
 
 /// Median, fastest and slowest of repeated timings, in milliseconds.
@@ -425,13 +426,14 @@ impl std::str::FromStr for Model {
 /// One set of inputs: rows per destination, two per source, the attention vectors and the output
 /// gradient. GT reads `(dst, src, src2)` as `(q, k, v)`; AGNN reads `src` as `h`; GAT reads
 /// `src` as `h`, `dst` as `h_dst` and `vectors` as `(a_dst, a_src)`; GATv2 reads `src` as `xl`,
-/// `dst` as `xr` and `vectors.0` as `a`. Arrays a model does not
-/// read are empty.
+/// `dst` as `xr` and `vectors.0` as `a`; AGNN reads `beta` (β = 1, on the device as the
+/// kernels read it). Arrays a model does not read are empty.
 pub struct InputSet {
     dst: Buffer<f32>,
     src: Buffer<f32>,
     src2: Buffer<f32>,
     vectors: (Buffer<f32>, Buffer<f32>),
+    beta: Buffer<f32>,
     d_out: Buffer<f32>,
 }
 
@@ -481,11 +483,11 @@ impl Timed for Agnn<'_, '_> {
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        Agnn::forward(self, &set.src, 1.0).map(drop)
+        self.forward_device_beta(&set.src, &set.beta).map(drop)
     }
 
     fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        let fwd = Agnn::forward(self, &set.src, 1.0)?;
+        let fwd = self.forward_device_beta(&set.src, &set.beta)?;
         self.backward(&fwd, &set.d_out).map(drop)
     }
 }
@@ -634,6 +636,7 @@ impl Inputs {
                 src: make(true, ns, seed + 1)?,
                 src2: make(per_src == 2, ns, seed + 2)?,
                 vectors: (make(single >= 1, 1, seed + 4)?, make(single == 2, 1, seed + 5)?),
+                beta: if model == Model::Agnn { backend.upload(&[1.0f32])? } else { backend.alloc::<f32>(0)? },
                 d_out: make(true, nd, seed + 3)?,
             });
         }

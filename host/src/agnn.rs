@@ -4,14 +4,23 @@
 //! hn_i = h_i / max(‖h_i‖, eps)    s_ij = β·hn_i·hn_j    α_ij = softmax_j(s_ij)    o_i = Σ_j α_ij·h_j
 //! ```
 //! per head (norms over each head's `F` features; eps = 1e-12 as `torch.nn.functional.normalize`).
-//! The forward normalises (one kernel) and runs GT with `q = k = hn`, `v = h`, scale β. The
-//! backward runs GT's backward with unscaled query and key gradients (`Σ ds·hn`), then one kernel
-//! folds `β(dq + dk)` through the normalisation, adds `dv`, and writes each node and head's share
-//! of `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`, summed on the host in a fixed order.
+//! β lives in device memory (a one-element buffer): the kernels read it, the host never does, so
+//! a call queues work without waiting and a captured CUDA graph reads the β of each replay
+//! ([`Agnn::forward_device_beta`]; [`Agnn::forward`] uploads a host `f32`). The forward
+//! normalises (one kernel, which also writes the queries `q = β·hn`) and runs GT with `q`,
+//! `k = hn`, `v = h` and score scale 1. The backward runs GT's backward, then one kernel folds
+//! `β·dq + dk` through the normalisation, adds `dv`, and writes each node and head's share of
+//! `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`; the shares are summed on the device in a fixed order
+//! ([`Backend::sum_into`]) into a one-element buffer.
+//!
+//! A non-finite β is refused where the host holds it ([`Agnn::forward`]); one in device memory
+//! cannot be checked without a wait. It enters arithmetic only (no index, no size depends on it),
+//! so it never faults or reads out of bounds: the fused schedules give NaN outputs and gradients,
+//! and the baselines' softmax takes a row of NaN scores for an empty one (zeros).
 
 use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams};
 use dfgnn_device::kernels::agnn::{AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
-use dfgnn_device::simt::{Dim3, LaunchConfig, WARP_SIZE};
+use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
@@ -49,14 +58,20 @@ pub struct Agnn<'g, 'b> {
     graph: &'g DeviceGraph<'b>,
 }
 
-/// The output of [`Agnn::forward`] and what the backward needs (it borrows `h` for `'a`).
+/// The output of [`Agnn::forward`] and what the backward needs (it borrows `h`, and β when it
+/// came from the caller, for `'a`).
 pub struct AgnnForward<'a> {
-    /// `[N, H, F]` normalised features; the attention state below views them, so they are
-    /// private and live exactly as long as this struct.
+    /// `[N, H, F]` normalised features (the attention's keys) and the queries `β·hn`; the
+    /// attention state below views them, so they are private and live exactly as long as this
+    /// struct (the queries only for that view).
     hn: Buffer<f32>,
+    _queries: Buffer<f32>,
     norm: Buffer<f32>,
     attention: GtForward<'a>,
-    beta: f32,
+    /// `[1]` β: the caller's buffer, or `beta_upload`.
+    beta: GSlice<f32>,
+    /// The upload of a host β ([`Agnn::forward`]), viewed by `beta`.
+    _beta_upload: Option<Buffer<f32>>,
 }
 
 impl AgnnForward<'_> {
@@ -79,19 +94,14 @@ impl AgnnForward<'_> {
     pub fn norms(&self) -> &Buffer<f32> {
         &self.norm
     }
-
-    /// The temperature β of the forward.
-    pub fn beta(&self) -> f32 {
-        self.beta
-    }
 }
 
 /// The gradients of [`Agnn::backward`].
 pub struct AgnnGrads {
     /// `[N, H, F]` gradient of the features.
     pub dh: Buffer<f32>,
-    /// Gradient of β.
-    pub d_beta: f32,
+    /// `[1]` gradient of β, on the device (download it to read it).
+    pub d_beta: Buffer<f32>,
 }
 
 /// One warp per (node, head).
@@ -137,68 +147,96 @@ impl<'g, 'b> Agnn<'g, 'b> {
         self.graph
     }
 
-    /// `out = softmax(β·cos(h_i, h_j) over the edges)·h`. `h` is `[N, H, F]`.
+    /// `out = softmax(β·cos(h_i, h_j) over the edges)·h`. `h` is `[N, H, F]`; β, a host value,
+    /// must be finite, and is uploaded (see [`Agnn::forward_device_beta`] for one on the device).
     pub fn forward<'a>(&self, h: &'a Buffer<f32>, beta: f32) -> Result<AgnnForward<'a>> {
+        if !beta.is_finite() {
+            return Err(Error::Unsupported { what: format!("β = {beta}") });
+        }
+        let upload = self.backend().upload(&[beta])?;
+        let view = upload.view();
+        // The upload moves into the result with the view of it; its device memory does not move.
+        self.forward_views(h, view, Some(upload))
+    }
+
+    /// [`Agnn::forward`] with β read by the kernels from `beta`, a one-element buffer on the
+    /// device (the host reads nothing: no wait, and a captured CUDA graph reads the β of each
+    /// replay). A non-finite β is not refused (that would need a wait): see the module's docs.
+    pub fn forward_device_beta<'a>(&self, h: &'a Buffer<f32>, beta: &'a Buffer<f32>) -> Result<AgnnForward<'a>> {
+        if beta.len() != 1 {
+            return Err(Error::ShapeMismatch { op: "agnn forward", what: "beta", expected: 1, got: beta.len() });
+        }
+        self.forward_views(h, beta.view(), None)
+    }
+
+    fn forward_views<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        beta: GSlice<f32>,
+        beta_upload: Option<Buffer<f32>>,
+    ) -> Result<AgnnForward<'a>> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
         let expected = nodes * heads as usize * feat as usize;
         if h.len() != expected {
             return Err(Error::ShapeMismatch { op: "agnn forward", what: "h", expected, got: h.len() });
         }
-        if !beta.is_finite() {
-            return Err(Error::Unsupported { what: format!("β = {beta}") });
-        }
         let backend = self.backend();
         let mut hn = backend.alloc::<f32>(expected)?;
+        let mut q = backend.alloc::<f32>(expected)?;
         let mut norm = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {
             let params = AgnnNormalizeParams {
                 h: h.view(),
+                beta,
                 hn: hn.view_mut(),
+                q: q.view_mut(),
                 norm: norm.view_mut(),
                 nodes: nodes as u32,
                 heads,
                 feat,
                 eps: AGNN_NORM_EPS,
             };
-            // SAFETY: `h`, `hn` and `norm` are live buffers of `[N, H, F]`, `[N, H, F]` and
-            // `[N, H]`; one warp per (node, head), warps past the last return.
+            // SAFETY: `h`, `hn`, `q` and `norm` are live buffers of `[N, H, F]` (three) and
+            // `[N, H]`, `beta` one live element (checked by the callers, or the upload); the
+            // outputs are fresh and distinct; one warp per (node, head), warps past the last return.
             unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
         }
-        // `hn` moves into the result with the views of it; its device memory does not move.
-        let attention = self.gt.forward_views(hn.view(), hn.view(), h.view(), beta, DropoutParams::OFF)?;
-        Ok(AgnnForward { hn, norm, attention, beta })
+        // `hn` and `q` move into the result with the views of them; their device memory does not
+        // move. The attention's scale is 1 (`Agnn::new`): β is in `q`.
+        let attention = self.gt.forward_views(q.view(), hn.view(), h.view(), DropoutParams::OFF)?;
+        Ok(AgnnForward { hn, _queries: q, norm, attention, beta, _beta_upload: beta_upload })
     }
 
-    /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β.
+    /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β (on the device, as β).
     pub fn backward(&self, fwd: &AgnnForward<'_>, d_out: &Buffer<f32>) -> Result<AgnnGrads> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
-        let grads = self.gt.backward_scaled(&fwd.attention, d_out, 1.0)?;
+        let grads = self.gt.backward(&fwd.attention, d_out)?;
         let backend = self.backend();
         let mut dh = backend.alloc::<f32>(nodes * heads as usize * feat as usize)?;
-        let mut d_beta = backend.alloc::<f32>(nodes * heads as usize)?;
+        let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {
             let params = AgnnNormalizeBackwardParams {
                 hn: fwd.hn.view(),
                 norm: fwd.norm.view(),
+                beta: fwd.beta,
                 dq: grads.dq.view(),
                 dk: grads.dk.view(),
                 dv: grads.dv.view(),
                 dh: dh.view_mut(),
-                d_beta: d_beta.view_mut(),
+                d_beta_shares: shares.view_mut(),
                 nodes: nodes as u32,
                 heads,
                 feat,
                 eps: AGNN_NORM_EPS,
-                beta: fwd.beta,
             };
-            // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`) buffers, `dh` is distinct
-            // from them; one warp per (node, head).
+            // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
+            // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
             unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
         }
-        // A fixed-order sum in f64 on the host: deterministic, and small next to the passes.
-        let d_beta = backend.download(&d_beta)?.iter().map(|&x| x as f64).sum::<f64>();
-        Ok(AgnnGrads { dh, d_beta: d_beta as f32 })
+        let mut d_beta = backend.alloc::<f32>(1)?;
+        backend.sum_into(&shares, &mut d_beta)?;
+        Ok(AgnnGrads { dh, d_beta })
     }
 }

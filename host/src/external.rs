@@ -12,8 +12,10 @@
 //! The op objects ([`Gt`], [`Gat`], [`GatV2`], [`Agnn`]: the plan and its work lists) are made
 //! once per graph and shape by the caller and passed in. GT's, GAT's and GATv2's backwards take
 //! the forward's saved `out`, `lse` and `stats` ([`Gt::saved_forward`], [`Gat::saved_forward`],
-//! [`GatV2::saved_forward`]); AGNN's runs its forward again, and reads its β gradient back to
-//! the host (a wait on the stream). GAT's and GATv2's calls take their attention [`Dropout`]
+//! [`GatV2::saved_forward`]); AGNN's runs its forward again. AGNN's β is the caller's
+//! one-element tensor, read by the kernels (never by the host), and its gradient is written into
+//! another: no call waits on the stream, so every op can be captured in a CUDA graph whose
+//! replays read the inputs of the moment, β included. GAT's and GATv2's calls take their attention [`Dropout`]
 //! (a backward its forward's: the mask is regenerated, never stored), and so do GT's.
 
 use dfgnn_device::abi::DropoutParams;
@@ -325,49 +327,52 @@ pub unsafe fn gatv2_backward(
 }
 
 /// AGNN's forward: `out = softmax(β·cos(h_i, h_j) over the edges)·h`, written into `out`. `h` and
-/// `out` are `[N, H, F]` (the graph must be square).
+/// `out` are `[N, H, F]` (the graph must be square), `beta` one float the kernels read (a
+/// non-finite one gives NaN outputs; nothing checks it on the host).
 ///
 /// # Safety
 /// As [`gt_forward`].
-pub unsafe fn agnn_forward(agnn: &Agnn<'_, '_>, call: Call, h: External, beta: f32, out: External) -> Result<usize> {
+pub unsafe fn agnn_forward(
+    agnn: &Agnn<'_, '_>,
+    call: Call,
+    h: External,
+    beta: External,
+    out: External,
+) -> Result<usize> {
     let backend = agnn.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
         run(backend, call, || {
-            let h = borrow(backend, h)?;
-            let fwd = agnn.forward(&h, beta)?;
+            let (h, beta) = (borrow(backend, h)?, borrow(backend, beta)?);
+            let fwd = agnn.forward_device_beta(&h, &beta)?;
             write(backend, "agnn forward", "out", fwd.out(), out)
         })
     }
 }
 
-/// AGNN's backward: the gradient of `Σ d_out ⊙ out` with respect to `h`, written into `dh`
-/// (`[N, H, F]`), and the gradient of β, returned with the workspace bytes. Runs the forward first
-/// and waits for the β gradient.
+/// AGNN's backward: the gradients of `Σ d_out ⊙ out` with respect to `h` and β, written into `dh`
+/// (`[N, H, F]`) and `d_beta` (one float). Runs the forward first; waits for nothing.
 ///
 /// # Safety
-/// As [`gt_forward`].
+/// As [`gt_forward`]; the two outputs overlap neither each other nor the inputs.
 pub unsafe fn agnn_backward(
     agnn: &Agnn<'_, '_>,
     call: Call,
-    h: External,
-    beta: f32,
+    (h, beta): (External, External),
     d_out: External,
-    dh: External,
-) -> Result<(f32, usize)> {
+    (dh, d_beta): (External, External),
+) -> Result<usize> {
     let backend = agnn.graph().backend();
-    let mut d_beta = 0.0;
     // SAFETY: forwarded contract (for the length of this call).
-    let used = unsafe {
+    unsafe {
         run(backend, call, || {
-            let (h, d_out) = (borrow(backend, h)?, borrow(backend, d_out)?);
-            let fwd = agnn.forward(&h, beta)?;
+            let (h, beta, d_out) = (borrow(backend, h)?, borrow(backend, beta)?, borrow(backend, d_out)?);
+            let fwd = agnn.forward_device_beta(&h, &beta)?;
             let grads = agnn.backward(&fwd, &d_out)?;
-            d_beta = grads.d_beta;
-            write(backend, "agnn backward", "dh", &grads.dh, dh)
-        })?
-    };
-    Ok((d_beta, used))
+            write(backend, "agnn backward", "dh", &grads.dh, dh)?;
+            write(backend, "agnn backward", "d_beta", &grads.d_beta, d_beta)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -410,8 +415,10 @@ mod tests {
         Saved { out: out.external(), lse: lse.external(), stats: stats.external() }
     }
 
-    /// Runs `op` with a measured workspace of its own and checks the backend allocated nothing.
+    /// Runs `op` with a measured workspace of its own and checks the backend allocated nothing
+    /// and read nothing back to the host (no download: a wait, and no CUDA-graph capture).
     fn in_workspace(backend: &Backend, op: impl Fn(Call) -> Result<usize>) -> Result<()> {
+        let counts = backend.counts();
         let bytes = op(Call { stream: None, workspace: Workspace::Measure })?;
         let workspace = Aligned::nan(bytes / 4);
         let before = backend.memory_in_use();
@@ -425,6 +432,7 @@ mod tests {
             let err = op(Call { stream: None, workspace: short }).unwrap_err();
             assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
         }
+        assert_eq!((backend.counts() - counts).downloads, 0, "the call read device memory on the host");
         Ok(())
     }
 
@@ -545,6 +553,50 @@ mod tests {
             assert_eq!(dxr.slice(), backend.download(&grads.dxr).unwrap(), "{dropout:?}");
             assert_eq!(da.slice(), backend.download(&grads.da).unwrap(), "{dropout:?}");
         }
+    }
+
+    #[test]
+    fn agnn_on_external_memory_reads_beta_there_and_moves_nothing_through_the_host() {
+        let backend = Backend::emulator();
+        let csr =
+            dfgnn_graphs::Csr::from_rows(5, &[vec![0u32, 1], vec![], vec![2, 2, 4], vec![3], vec![0, 4]]).unwrap();
+        let graph = DeviceGraph::new(&backend, &csr).unwrap();
+        let agnn = Agnn::new(&graph, &crate::AgnnConfig::new(2, 6)).unwrap();
+        let h = Aligned::new(5 * 12, |i| (i as f32 * 0.31).sin());
+        let d = Aligned::new(5 * 12, |i| (i as f32 * 0.17).cos());
+        let (bh, bd) = (backend.upload(h.slice()).unwrap(), backend.upload(d.slice()).unwrap());
+        let (out, dh, d_beta) = (Aligned::nan(5 * 12), Aligned::nan(5 * 12), Aligned::nan(1));
+        for value in [0.8f32, -1.9] {
+            let fwd = agnn.forward(&bh, value).unwrap();
+            let grads = agnn.backward(&fwd, &bd).unwrap();
+            // β is read where the caller keeps it, every call.
+            let beta = Aligned::new(1, |_| value);
+            let (h_, beta_, d_) = (h.external(), beta.external(), d.external());
+            let before = backend.counts();
+            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+            in_workspace(&backend, |call| unsafe { agnn_forward(&agnn, call, h_, beta_, out.external()) }).unwrap();
+            let grads_out = (dh.external(), d_beta.external());
+            // SAFETY: as above.
+            in_workspace(&backend, |call| unsafe { agnn_backward(&agnn, call, (h_, beta_), d_, grads_out) }).unwrap();
+            let made = backend.counts() - before;
+            assert_eq!((made.uploads, made.downloads), (0, 0), "no host copies: {made:?}");
+            assert_eq!(out.slice(), backend.download(fwd.out()).unwrap(), "β = {value}");
+            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "β = {value}");
+            assert_eq!(d_beta.slice(), backend.download(&grads.d_beta).unwrap(), "β = {value}");
+        }
+        let long = Aligned::new(2, |_| 1.0);
+        // SAFETY: as above.
+        let err = unsafe {
+            agnn_forward(
+                &agnn,
+                Call { stream: None, workspace: Workspace::Own },
+                h.external(),
+                long.external(),
+                out.external(),
+            )
+        }
+        .unwrap_err();
+        assert!(matches!(err, Error::ShapeMismatch { what: "beta", .. }), "{err}");
     }
 
     #[test]

@@ -148,7 +148,7 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// `out = softmax(c·q·kᵀ over the edges)·v`, plus the log-sum-exp the backward needs.
     /// `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]`.
     pub fn forward<'a>(&self, q: &'a Buffer<f32>, k: &'a Buffer<f32>, v: &'a Buffer<f32>) -> Result<GtForward<'a>> {
-        self.forward_views(q.view(), k.view(), v.view(), self.scale, self.dropout)
+        self.forward_views(q.view(), k.view(), v.view(), self.dropout)
     }
 
     /// [`Gt::forward`] with `dropout` instead of the one set ([`crate::external`]'s calls share
@@ -160,20 +160,19 @@ impl<'g, 'b> Gt<'g, 'b> {
         v: &'a Buffer<f32>,
         dropout: DropoutParams,
     ) -> Result<GtForward<'a>> {
-        self.forward_views(q.view(), k.view(), v.view(), self.scale, dropout)
+        self.forward_views(q.view(), k.view(), v.view(), dropout)
     }
 
-    /// The forward with an explicit score scale and dropout, on views whose buffers the caller
-    /// keeps alive for `'a` (AGNN keeps its normalised features in the struct that holds the
-    /// result).
+    /// The forward with an explicit dropout, on views whose buffers the caller keeps alive for
+    /// `'a` (AGNN keeps its queries and normalised features in the struct that holds the result).
     pub(crate) fn forward_views<'a>(
         &self,
         q: GSlice<f32>,
         k: GSlice<f32>,
         v: GSlice<f32>,
-        scale: f32,
         dropout: DropoutParams,
     ) -> Result<GtForward<'a>> {
+        let scale = self.scale;
         let g = self.fused.graph;
         self.check_view("gt forward", "q", q.len(), g.num_dst())?;
         self.check_view("gt forward", "k", k.len(), g.num_src())?;
@@ -285,12 +284,8 @@ impl<'g, 'b> Gt<'g, 'b> {
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
-        self.backward_scaled(fwd, d_out, fwd.scale)
-    }
-
-    /// The backward with the summed query and key gradients multiplied by `grad_scale` (GT: the
-    /// score scale; AGNN: 1, folding β into its normalisation's backward).
-    pub(crate) fn backward_scaled(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>, grad_scale: f32) -> Result<GtGrads> {
+        // The summed query and key gradients carry the score scale.
+        let grad_scale = fwd.scale;
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);

@@ -124,7 +124,13 @@ fn check_agnn(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let checks = [
         compare("out", &out, &naive.out, &r.out),
         compare("dh", &backend.download(&grads.dh).unwrap(), &naive_g.dh, &rg.dh),
-        compare_scalar("dβ", grads.d_beta, naive_g.d_beta, rg.d_beta, rg.d_beta_magnitude),
+        compare_scalar(
+            "dβ",
+            backend.download(&grads.d_beta).unwrap()[0],
+            naive_g.d_beta,
+            rg.d_beta,
+            rg.d_beta_magnitude,
+        ),
     ];
     assert_passed(&checks, &format!("AGNN H={heads} F={feat} {options:?}\n{}", agnn.plan()));
 }
@@ -154,6 +160,97 @@ fn agnn_spread(backend: &Backend) {
             check_agnn(backend, h, f, PlanOptions { schedule, ..Default::default() });
         }
     }
+}
+
+/// β in device memory (what the Python package passes): the bits of the same β from the host, on
+/// every schedule; nothing uploaded or downloaded by the forward and the backward (no wait: what
+/// a captured CUDA graph needs); a new β in the same buffer is read by the next call; a NaN β
+/// gives the fused schedules NaN outputs and gradients (rows without edges stay zero), an
+/// infinite one no finite dβ, and neither an error nor a fault on any schedule.
+fn check_agnn_device_beta(backend: &Backend, options: PlanOptions) {
+    use dfgnn::{Agnn, AgnnConfig};
+    let mut rng = ChaCha8Rng::seed_from_u64(91);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let (heads, feat) = (2, 16);
+    let n = g.num_dst() * (heads * feat) as usize;
+    let mut rand_vec = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
+    let (h, d_out) = (backend.upload(&rand_vec(n)).unwrap(), backend.upload(&rand_vec(n)).unwrap());
+    let agnn = Agnn::new(&dg, &AgnnConfig { heads, feat, plan: options.clone() }).unwrap();
+    let context = format!("AGNN with β on the device, {options:?}");
+    let run = |beta: &dfgnn::Buffer<f32>| {
+        let before = backend.counts();
+        let fwd = agnn.forward_device_beta(&h, beta).unwrap();
+        let grads = agnn.backward(&fwd, &d_out).unwrap();
+        let made = backend.counts() - before;
+        assert_eq!((made.uploads, made.downloads), (0, 0), "{context}: the host moved data: {made:?}");
+        let out = backend.download(fwd.out()).unwrap();
+        (out, backend.download(&grads.dh).unwrap(), backend.download(&grads.d_beta).unwrap()[0])
+    };
+    let host = |beta: f32| {
+        let fwd = agnn.forward(&h, beta).unwrap();
+        let grads = agnn.backward(&fwd, &d_out).unwrap();
+        let out = backend.download(fwd.out()).unwrap();
+        (out, backend.download(&grads.dh).unwrap(), backend.download(&grads.d_beta).unwrap()[0])
+    };
+    let bits = |(out, dh, d_beta): (Vec<f32>, Vec<f32>, f32)| {
+        (
+            out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            dh.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            d_beta.to_bits(),
+        )
+    };
+    let mut beta = backend.upload(&[1.3f32]).unwrap();
+    assert_eq!(bits(run(&beta)), bits(host(1.3)), "{context}: β = 1.3");
+    backend.copy(&backend.upload(&[-0.4f32]).unwrap(), &mut beta).unwrap();
+    assert_eq!(bits(run(&beta)), bits(host(-0.4)), "{context}: β = -0.4 written into the same buffer");
+    // A non-finite β: the fused passes give NaN; the baselines' softmax takes a row of NaN scores
+    // for an empty one (zeros). Never an error or a fault.
+    let fused = !matches!(options.schedule, Schedule::EdgeParallel | Schedule::Unfused);
+    let row = (heads * feat) as usize;
+    backend.copy(&backend.upload(&[f32::NAN]).unwrap(), &mut beta).unwrap();
+    let (out, dh, d_beta) = run(&beta);
+    for i in 0..g.num_dst() {
+        let has_edges = g.offsets()[i + 1] > g.offsets()[i];
+        let values = &out[i * row..(i + 1) * row];
+        let expected = |x: &f32| if has_edges && fused { x.is_nan() } else { x.is_nan() || *x == 0.0 };
+        assert!(values.iter().all(expected), "{context}: β = NaN, row {i}: {values:?}");
+    }
+    if fused {
+        assert!(dh.iter().any(|x| x.is_nan()) && d_beta.is_nan(), "{context}: β = NaN");
+    }
+    backend.copy(&backend.upload(&[f32::INFINITY]).unwrap(), &mut beta).unwrap();
+    let d_beta = run(&beta).2;
+    assert!(!fused || !d_beta.is_finite(), "{context}: β = ∞ gave dβ = {d_beta}");
+    let err = agnn.forward_device_beta(&h, &d_out).map(drop).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch { what: "beta", expected: 1, .. }), "{err}");
+    let err = agnn.forward(&h, f32::NAN).map(drop).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { ref what } if what.contains("β")), "{err}");
+}
+
+fn agnn_device_beta_spread(backend: &Backend) {
+    let split = PlanOptions {
+        schedule: Schedule::RowSplit,
+        split_threshold: Some(16),
+        chunk_edges: Some(10),
+        ..Default::default()
+    };
+    check_agnn_device_beta(backend, PlanOptions::default());
+    check_agnn_device_beta(backend, split);
+    for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
+        check_agnn_device_beta(backend, PlanOptions { schedule, ..Default::default() });
+    }
+}
+
+#[test]
+fn agnn_reads_beta_from_device_memory_on_the_emulator() {
+    agnn_device_beta_spread(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn agnn_reads_beta_from_device_memory_on_the_gpu() {
+    agnn_device_beta_spread(&gpu());
 }
 
 /// GT with attention dropout `p` against the reference fed the same mask (`dropout_factors`):

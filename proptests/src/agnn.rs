@@ -39,7 +39,8 @@ impl AgnnResults {
 }
 
 /// Prepares `graph`, plans AGNN for `heads` × `feat` under `options`, runs the forward and the
-/// backward and downloads every result; library errors come back as they are.
+/// backward and downloads every result; library errors come back as they are. β goes in as a
+/// device buffer, as the Python package passes it (`host/tests/attention.rs` runs the `f32` one).
 pub fn run_agnn(
     backend: &Backend,
     graph: &Csr,
@@ -52,7 +53,8 @@ pub fn run_agnn(
     let agnn = Agnn::new(&dg, &AgnnConfig { heads, feat, plan: options.clone() })?;
     let h = backend.upload(&inputs.h)?;
     let d_out = backend.upload(&inputs.d_out)?;
-    let fwd = agnn.forward(&h, inputs.beta)?;
+    let beta = backend.upload(&[inputs.beta])?;
+    let fwd = agnn.forward_device_beta(&h, &beta)?;
     let grads = agnn.backward(&fwd, &d_out)?;
     Ok(AgnnResults {
         plan: agnn.plan().clone(),
@@ -60,7 +62,7 @@ pub fn run_agnn(
         lse: backend.download(fwd.lse())?,
         hn: backend.download(fwd.normalized())?,
         dh: backend.download(&grads.dh)?,
-        d_beta: grads.d_beta,
+        d_beta: backend.download(&grads.d_beta)?[0],
     })
 }
 

@@ -11,7 +11,9 @@ tensors on that stream, so torch's caching allocator owns all memory. The first 
 and shape on a graph plans it and measures its workspace (make that call before capturing a CUDA
 graph; captured replays then equal eager runs). GT's, GAT's and GATv2's forwards save the per-row
 softmax state (``lse``, ``stats``) for their backwards, which do not run the forward again; GAT's
-and GATv2's attention dropout saves only its seed (the backward regenerates the mask).
+and GATv2's attention dropout saves only its seed (the backward regenerates the mask). AGNN's
+backward runs its forward again; its β is read by the kernels from its tensor and dβ written into
+a ``torch.empty`` one (no ``.item()``: no op waits for the device, and every op can be captured).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ def _empty(x: Tensor, *shape: int) -> Tensor:
 def _call(graph: Graph, entry, key: tuple, *args):
     """Runs the extension's ``entry(prepared, *key, stream, workspace, *args)`` as one call: on
     the device's current stream, with a workspace from ``torch.empty`` measured once per op and
-    shape (``key`` is (heads, features, parameter); the size does not depend on the parameter).
+    shape (``key`` is (heads, features) and the op's parameter, if it has one; the size does not
+    depend on the parameter).
     On CUDA the graph's device is made current for the call (and the previous one restored)."""
     if graph.device.type != "cuda":
         return _call_on(graph, None, entry, key, *args)
@@ -81,8 +84,6 @@ def _call_on(graph: Graph, stream: int | None, entry, key: tuple, *args):
     size = graph._workspace.get(shape_key)
     if size is None:
         size = entry(graph._prepared, *key, stream, None, *args)
-        if isinstance(size, tuple):  # AGNN's backward: (d_beta, bytes)
-            size = size[1]
         graph._workspace[shape_key] = size
     workspace = torch.empty(size, dtype=torch.uint8, device=graph.device)
     return entry(graph._prepared, *key, stream, (workspace.data_ptr(), size), *args)
@@ -579,19 +580,31 @@ def gatv2_attention(
 # AGNN
 
 
-def _check_beta(beta: Tensor) -> None:
+def _check_beta(beta: Tensor, h: Tensor) -> None:
+    """β must be one float32 value on ``h``'s device (the kernels read it there)."""
     if beta.numel() != 1 or beta.dtype != torch.float32:
         raise ValueError(f"beta must be one float32 value, not {beta.dtype} of shape {list(beta.shape)}")
+    if beta.device != h.device:
+        raise ValueError(f"beta is on {beta.device}, h on {h.device}: pass beta on h's device")
+
+
+def _beta_ready(beta: Tensor) -> Tensor:
+    """β as a one-element tensor whose data the kernels can read: itself, or (a view at an offset
+    that is not 16-byte aligned) a copy, made on the device's stream (no host wait)."""
+    beta = beta.reshape(1)
+    return beta if beta.data_ptr() % ALIGNMENT == 0 else beta.clone()
 
 
 @torch.library.custom_op("dfgnn::agnn_forward", mutates_args=())
 def _agnn_forward(h: Tensor, beta: Tensor, graph_id: int) -> Tensor:
     graph = _lookup(graph_id)
     heads, feat = _check_features("h", h, graph.num_dst, graph)
-    _check_beta(beta)
-    h = _ready("h", h)
+    _check_beta(beta, h)
+    h, beta = _ready("h", h), _beta_ready(beta)
     out = _empty(h)
-    _call(graph, _dfgnn._agnn_forward, (heads, feat, float(beta.item())), h.data_ptr(), out.data_ptr())
+    # β goes in by address: the kernels read it, the host never does (no wait; a captured CUDA
+    # graph reads the β of each replay).
+    _call(graph, _dfgnn._agnn_forward, (heads, feat), h.data_ptr(), beta.data_ptr(), out.data_ptr())
     return out
 
 
@@ -605,11 +618,20 @@ def _agnn_backward(h: Tensor, beta: Tensor, d_out: Tensor, graph_id: int) -> tup
     graph = _lookup(graph_id)
     heads, feat = _check_features("h", h, graph.num_dst, graph)
     _check_features("d_out", d_out, graph.num_dst, graph)
-    _check_beta(beta)
-    h, d_out = _ready("h", h), _ready("d_out", d_out)
+    _check_beta(beta, h)
+    h, d_out, beta_data = _ready("h", h), _ready("d_out", d_out), _beta_ready(beta)
     dh = _empty(h)
-    d_beta, _ = _call(graph, _dfgnn._agnn_backward, (heads, feat, float(beta.item())), h.data_ptr(), d_out.data_ptr(), dh.data_ptr())
-    return dh, torch.full(beta.shape, d_beta, dtype=beta.dtype, device=beta.device)
+    # dβ is summed on the device, in a fixed order, into this tensor.
+    d_beta = torch.empty(beta.shape, dtype=beta.dtype, device=beta.device)
+    _call(
+        graph,
+        _dfgnn._agnn_backward,
+        (heads, feat),
+        _ptrs(h, beta_data),
+        d_out.data_ptr(),
+        _ptrs(dh, d_beta),
+    )
+    return dh, d_beta
 
 
 @_agnn_backward.register_fake
@@ -639,8 +661,16 @@ def agnn_attention(h: Tensor, graph: Graph, beta: Tensor | float = 1.0) -> Tenso
     """AGNN attention: ``out_i = Σ_j softmax_j(β·cos(h_i, h_j))·h_j`` over the edges ``j → i``.
 
     ``h`` is ``[N, F]`` or ``[N, H, F]`` (cosines per head), float32; the graph must have as many
-    sources as destinations. ``beta`` is a float or a one-element float32 tensor (differentiable,
-    as PyG's ``AGNNConv(requires_grad=True)``). Returns a tensor shaped as ``h``.
+    sources as destinations. ``beta`` is a finite float or a one-element float32 tensor on ``h``'s
+    device (differentiable, as PyG's ``AGNNConv(requires_grad=True)``). Returns a tensor shaped as
+    ``h``.
+
+    The kernels read a tensor β in device memory and write dβ there (summed on the device in a
+    fixed order): the host never waits, and a captured CUDA graph reads the β of each replay, so a
+    training step that updates β can be captured. Being on the device, a tensor β is not checked
+    for finiteness (that would need a wait): a NaN or infinite β gives NaN outputs and gradients
+    (on the fused schedules; the baseline ones, which serve shapes the fused kernels cannot hold,
+    take a row of NaN scores for an empty one and give zeros), never an error or a fault.
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
@@ -650,8 +680,12 @@ def agnn_attention(h: Tensor, graph: Graph, beta: Tensor | float = 1.0) -> Tenso
     h3 = h.unsqueeze(1) if flat else h
     _check_features("h", h3, graph.num_dst, graph)
     if not isinstance(beta, Tensor):
-        beta = torch.tensor(float(beta), dtype=torch.float32, device=h.device)
+        value = float(beta)
+        if not math.isfinite(value):
+            raise ValueError(f"beta must be finite, not {value}")
+        # A fill on the device (no host-to-device copy, so a CUDA graph can capture it).
+        beta = torch.full((), value, dtype=torch.float32, device=h.device)
     _check_device(beta, "beta")
-    _check_beta(beta)
+    _check_beta(beta, h3)
     out = _agnn_forward(h3, beta, graph.id)
     return out.squeeze(1) if flat else out

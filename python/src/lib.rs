@@ -476,7 +476,8 @@ fn _gatv2_backward(
     .map_err(to_py)
 }
 
-/// AGNN forward into `out` (as `_gt_forward`; the graph must be square).
+/// AGNN forward into `out` (as `_gt_forward`; the graph must be square), β read by the kernels
+/// from `beta` (the address of one float32 on the graph's device; the host never reads it).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _agnn_forward(
@@ -484,21 +485,22 @@ fn _agnn_forward(
     graph: &PreparedGraph,
     heads: u32,
     feat: u32,
-    beta: f32,
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
     h: usize,
+    beta: usize,
     out: usize,
 ) -> PyResult<usize> {
     let op = agnn(graph, heads, feat)?;
     let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
     let nodes = agnn.graph().num_dst();
     let (h, out) = (features(h, nodes, heads, feat), features(out, nodes, heads, feat));
-    // SAFETY: as in `_gt_forward`.
+    let beta = External { addr: beta as u64, len: 1 };
+    // SAFETY: as in `_gt_forward` (`beta` too: a live, 16-byte aligned float32 on the device).
     py.detach(|| unsafe { external::agnn_forward(agnn, call(stream, workspace), h, beta, out) }).map_err(to_py)
 }
 
-/// AGNN backward into `dh`; returns the gradient of β and the workspace bytes.
+/// AGNN backward into `dh` and `d_beta` (one float32); returns the workspace bytes.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _agnn_backward(
@@ -506,20 +508,21 @@ fn _agnn_backward(
     graph: &PreparedGraph,
     heads: u32,
     feat: u32,
-    beta: f32,
     stream: Option<u64>,
     workspace: Option<(usize, usize)>,
-    h: usize,
+    inputs: (usize, usize),
     d_out: usize,
-    dh: usize,
-) -> PyResult<(f32, usize)> {
+    grads: (usize, usize),
+) -> PyResult<usize> {
+    let ((h, beta), (dh, d_beta)) = (inputs, grads);
     let op = agnn(graph, heads, feat)?;
     let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
     let nodes = agnn.graph().num_dst();
     let f = |addr| features(addr, nodes, heads, feat);
-    let (h, d_out, dh) = (f(h), f(d_out), f(dh));
-    // SAFETY: as in `_gt_forward`; `dh` is a fresh `torch.empty` tensor.
-    py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), h, beta, d_out, dh) }).map_err(to_py)
+    let scalar = |addr: usize| External { addr: addr as u64, len: 1 };
+    let (inputs, d_out, grads) = ((f(h), scalar(beta)), f(d_out), (f(dh), scalar(d_beta)));
+    // SAFETY: as in `_agnn_forward`; `dh` and `d_beta` are fresh `torch.empty` tensors.
+    py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), inputs, d_out, grads) }).map_err(to_py)
 }
 
 /// The kernels' attention-dropout mask of `num_edges` CSR edges × `heads` heads under

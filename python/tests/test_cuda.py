@@ -162,17 +162,20 @@ def test_agnn_on_cuda_matches_the_f64_reference(cuda):
         assert_tolerance(what, results["fused"][i], results["naive"][i], results["ref"][i])
 
 
-def _step(graph, q, k, v, el, er):
-    """One forward and backward of GT and GAT: the outputs and the input gradients."""
+def _step(graph, q, k, v, el, er, beta):
+    """One forward and backward of GT, GAT and AGNN (on ``v``, with a learnable β): the outputs
+    and the input gradients, dβ included."""
     gt = gt_attention(q, k, v, graph)
     gat = gat_attention(v, el, er, graph)
-    loss = gt.square().sum() + gat.square().sum()
-    return [gt, gat, *torch.autograd.grad(loss, (q, k, v, el, er))]
+    agnn = agnn_attention(v, graph, beta)
+    loss = gt.square().sum() + gat.square().sum() + agnn.square().sum()
+    return [gt, gat, agnn, *torch.autograd.grad(loss, (q, k, v, el, er, beta))]
 
 
 def _leaves(device, n=400, shape=(4, 16), seed=5):
     g = torch.Generator().manual_seed(seed)
     xs = [torch.randn(n, *shape, generator=g) for _ in range(3)] + [torch.randn(n, shape[0], generator=g) for _ in range(2)]
+    xs.append(0.5 + torch.rand(1, generator=g))  # AGNN's β
     return [x.to(device).requires_grad_() for x in xs]
 
 
@@ -199,6 +202,8 @@ def test_a_side_stream_gives_the_default_streams_results(cuda):
 
 
 def test_cuda_graph_replay_equals_eager(cuda):
+    """GT, GAT and AGNN forward and backward captured once: a replay reads the inputs of the
+    moment, AGNN's β included (the kernels read it on the device), and equals an eager step."""
     graph = dfgnn.Graph.from_edge_index(_edges(8, 400, 400, 8000).to(cuda), num_nodes=400)
     leaves = _leaves(cuda)
     # Warm-up on a side stream (plans and workspaces are made on the first call), as torch asks.
@@ -219,6 +224,86 @@ def test_cuda_graph_replay_equals_eager(cuda):
     for a, b in zip(_step(graph, *new), static):
         assert torch.equal(a, b)
     assert not all(torch.equal(a, b) for a, b in zip(eager, static)), "the replay read the new inputs"
+    # Only β changed: AGNN's output and gradients follow it, GT's and GAT's stay.
+    before = [x.clone() for x in static]
+    with torch.no_grad():
+        leaves[-1].fill_(1.9)
+    new[-1] = torch.full_like(new[-1], 1.9).requires_grad_()
+    captured.replay()
+    torch.cuda.synchronize(cuda)
+    for a, b in zip(_step(graph, *new), static):
+        assert torch.equal(a, b)
+    assert torch.equal(static[0], before[0]) and torch.equal(static[1], before[1])
+    assert not torch.equal(static[2], before[2]), "the replay read the new β (AGNN's output)"
+    assert not torch.equal(static[-1], before[-1]), "the replay read the new β (dβ)"
+
+
+class _AgnnNet(torch.nn.Module):
+    """An element-wise learnt scale, then dfgnn's AGNNConv with a learnt β (no cuBLAS, whose
+    algorithm could differ between the eager and the captured step)."""
+
+    def __init__(self, agnn_conv):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.linspace(0.5, 1.5, 16))
+        self.conv = agnn_conv(requires_grad=True)
+        with torch.no_grad():
+            self.conv.beta.fill_(0.8)
+
+    def forward(self, x, edge_index):
+        return self.conv(x * self.scale, edge_index)
+
+
+def _train_step(net, optimizer, x, edge_index, target):
+    out = net(x, edge_index)
+    loss = (out - target).square().mean()
+    loss.backward()
+    optimizer.step()
+    return out, loss
+
+
+def test_a_captured_agnn_training_step_replays_as_eager_steps_with_the_new_beta(cuda):
+    """A whole training step (dfgnn.nn.AGNNConv with a learnt β, forward, backward, SGD step)
+    captured once and replayed on new batches: each replay reads the β the previous one's step
+    wrote, and equals the same eager steps bit for bit."""
+    import copy
+
+    pytest.importorskip("torch_geometric")
+    import dfgnn.nn
+
+    g = torch.Generator().manual_seed(12)
+    edge_index = _edges(12, 300, 300, 3000).to(cuda)
+    xs = [torch.randn(300, 16, generator=g).to(cuda) for _ in range(4)]
+    target = torch.randn(300, 16, generator=g).to(cuda)
+    net = _AgnnNet(dfgnn.nn.AGNNConv).to(cuda)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
+    static_x = xs[0].clone()
+    side = torch.cuda.Stream(cuda)
+    side.wait_stream(torch.cuda.current_stream(cuda))
+    with torch.cuda.stream(side):  # warm-up: the graph, the plans and the workspace sizes
+        for _ in range(2):
+            optimizer.zero_grad(set_to_none=True)
+            _train_step(net, optimizer, static_x, edge_index, target)
+    torch.cuda.current_stream(cuda).wait_stream(side)
+    eager_net = copy.deepcopy(net)
+    eager_optimizer = torch.optim.SGD(eager_net.parameters(), lr=0.5)
+    optimizer.zero_grad(set_to_none=True)
+    captured = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(captured):
+        static_out, static_loss = _train_step(net, optimizer, static_x, edge_index, target)
+    betas = [net.conv.beta.detach().clone()]
+    for x in xs[1:]:
+        static_x.copy_(x)
+        captured.replay()
+        eager_optimizer.zero_grad(set_to_none=True)
+        out, loss = _train_step(eager_net, eager_optimizer, x, edge_index, target)
+        torch.cuda.synchronize(cuda)
+        assert torch.equal(static_out, out) and torch.equal(static_loss, loss)
+        assert torch.equal(net.conv.beta.grad, eager_net.conv.beta.grad)
+        for (name, p), q in zip(net.named_parameters(), eager_net.parameters()):
+            assert torch.equal(p, q), name
+        betas.append(net.conv.beta.detach().clone())
+    steps = [float(b - a) for a, b in zip(betas, betas[1:])]
+    assert all(step != 0.0 for step in steps), f"every step moved β: {betas}"
 
 
 def test_tensors_on_a_second_device_run_there(cuda):
@@ -258,6 +343,8 @@ def test_wrong_device_dtype_and_shape_are_clear_errors(cuda):
     misaligned = torch.randn(3 * 8 + 1, device=cuda)[1:].view(3, 2, 4)
     with pytest.raises(ValueError, match="aligned"):
         gt_attention(misaligned, q, q, graph)
+    with pytest.raises(ValueError, match="beta is on cpu, h on cuda"):
+        agnn_attention(q, graph, torch.tensor([1.0]))
     # The context is still healthy.
     torch.cuda.synchronize(cuda)
     assert torch.isfinite(gt_attention(q, q, q, graph)).all()

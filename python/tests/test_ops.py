@@ -259,6 +259,79 @@ def test_agnn_takes_two_dimensional_features_and_a_float_beta():
     assert torch.allclose(out.double(), expected, atol=1e-5)
 
 
+def _agnn_step(graph, h, beta):
+    out = agnn_attention(h, graph, beta)
+    return [out, *torch.autograd.grad(out.square().sum(), (h, beta))]
+
+
+def test_agnn_never_reads_beta_or_its_gradient_on_the_host(monkeypatch):
+    """The forward and backward hand β to the kernels by address and get dβ in a tensor: no
+    ``.item()`` (a wait for the device, and impossible under CUDA-graph capture)."""
+    edge_index = torch.randint(0, 40, (2, 300), generator=torch.Generator().manual_seed(4))
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=40, add_self_loops=True)
+    h = torch.randn(40, 2, 8, generator=torch.Generator().manual_seed(5), requires_grad=True)
+    beta = torch.tensor([0.9], requires_grad=True)
+    expected = _agnn_step(graph, h, beta)
+
+    def no_host_read(*_):
+        raise AssertionError("a host read of a tensor's value")
+
+    for method in ("item", "tolist", "__float__", "__int__", "__bool__"):
+        monkeypatch.setattr(torch.Tensor, method, no_host_read)
+    got = _agnn_step(graph, h, beta)
+    monkeypatch.undo()
+    for a, b in zip(expected, got):
+        assert torch.equal(a, b)
+    assert got[2].shape == beta.shape
+
+
+def test_agnn_reads_the_beta_of_each_call():
+    edge_index = torch.tensor([[0, 1, 2, 2, 3, 0], [1, 2, 0, 1, 3, 3]])
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+    h = torch.randn(4, 1, 6, generator=torch.Generator().manual_seed(6), requires_grad=True)
+    beta = torch.tensor([0.3], requires_grad=True)
+    first = _agnn_step(graph, h, beta)
+    with torch.no_grad():
+        beta.fill_(-1.2)  # in place, as an optimiser's step
+    second = _agnn_step(graph, h, beta)
+    assert not torch.equal(first[0], second[0]) and not torch.equal(first[2], second[2])
+    h64 = h.detach().double().requires_grad_()
+    beta64 = torch.tensor([-1.2], dtype=torch.float64, requires_grad=True)
+    ref = agnn_reference(h64, beta64, edge_index)
+    ref_grads = torch.autograd.grad(ref.square().sum(), (h64, beta64))
+    for got, want in zip(second, [ref, *ref_grads]):
+        assert torch.allclose(got.double(), want, atol=1e-4, rtol=1e-4)
+    # A β view at an offset that is not 16-byte aligned is read through a copy; the gradient
+    # reaches the original.
+    storage = torch.tensor([5.0, -1.2, 7.0], requires_grad=True)
+    view = storage[1:2]
+    assert view.data_ptr() % 16 != 0
+    third = _agnn_step(graph, h, view)
+    for a, b in zip(second, third):
+        assert torch.equal(a, b)
+
+
+def test_agnn_beta_errors_and_a_non_finite_beta():
+    edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 1, 3, 3]])  # node 0 receives no edge
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=4)
+    h = torch.randn(4, 2, 5)
+    with pytest.raises(ValueError, match="one float32 value"):
+        agnn_attention(h, graph, torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="one float32 value"):
+        agnn_attention(h, graph, torch.tensor([1.0], dtype=torch.float64))
+    with pytest.raises(ValueError, match="meta"):
+        agnn_attention(h, graph, torch.tensor([1.0], device="meta"))
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="finite"):  # a host value is checked
+            agnn_attention(h, graph, bad)
+    # A tensor β is not read on the host: NaN gives NaN, not an error (rows 1, 2, 3 have edges).
+    beta = torch.tensor([math.nan], requires_grad=True)
+    out = agnn_attention(h, graph, beta)
+    assert torch.isnan(out[1:]).all() and torch.equal(out[0], torch.zeros_like(out[0]))
+    out.sum().backward()
+    assert torch.isnan(beta.grad).all()
+
+
 def test_reruns_are_bit_identical():
     edge_index = torch.randint(0, 30, (2, 150), generator=torch.Generator().manual_seed(3))
     graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=30)

@@ -3,14 +3,20 @@
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
 
-/// `agnn_normalize`: `hn = h / max(‖h‖, eps)` per node and head, and the norm.
+/// `agnn_normalize`: `hn = h / max(‖h‖, eps)` per node and head, the norm, and the queries
+/// `q = β·hn` of the attention (which then runs with score scale 1).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AgnnNormalizeParams {
     /// `[N, H, F]` features.
     pub h: GSlice<f32>,
-    /// `[N, H, F]` normalised features.
+    /// `[1]` the temperature β, read from memory (never a launch parameter: a captured CUDA
+    /// graph reads the β of each replay).
+    pub beta: GSlice<f32>,
+    /// `[N, H, F]` normalised features (the attention's keys).
     pub hn: GSliceMut<f32>,
+    /// `[N, H, F]` `β·hn`, the attention's queries.
+    pub q: GSliceMut<f32>,
     /// `[N, H]` the norms `‖h‖` (before the clamp).
     pub norm: GSliceMut<f32>,
     /// Nodes `N`.
@@ -24,10 +30,11 @@ pub struct AgnnNormalizeParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for AgnnNormalizeParams {}
-const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 64);
+const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 96);
 
-/// `agnn_normalize_backward`: `dh = dv + ∂hn/∂h ᵀ β(dq + dk)` per node and head, from the
-/// attention's unscaled query and key gradients, and each (node, head)'s share of dβ.
+/// `agnn_normalize_backward`: `dh = dv + ∂hn/∂h ᵀ (β·dq + dk)` per node and head, from the
+/// attention's query and key gradients (with `q = β·hn`, `k = hn`, score scale 1), and each
+/// (node, head)'s share of dβ.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AgnnNormalizeBackwardParams {
@@ -35,16 +42,19 @@ pub struct AgnnNormalizeBackwardParams {
     pub hn: GSlice<f32>,
     /// `[N, H]` norms from the forward.
     pub norm: GSlice<f32>,
-    /// `[N, H, F]` gradient reaching `hn` as queries, before the factor β: `Σ_j ds_ij·hn_j`.
+    /// `[1]` the temperature β of the forward (the factor of `dq`), read from memory.
+    pub beta: GSlice<f32>,
+    /// `[N, H, F]` gradient of the queries `q = β·hn`: `Σ_j ds_ij·hn_j` (reaching `hn` times β).
     pub dq: GSlice<f32>,
-    /// `[N, H, F]` gradient reaching `hn` as keys, before the factor β: `Σ_i ds_ij·hn_i`.
+    /// `[N, H, F]` gradient of the keys `hn`: `Σ_i ds_ij·β·hn_i`.
     pub dk: GSlice<f32>,
     /// `[N, H, F]` gradient reaching `h` as values.
     pub dv: GSlice<f32>,
     /// `[N, H, F]` the gradient of `h`.
     pub dh: GSliceMut<f32>,
-    /// `[N, H]` each node and head's share of dβ, `hn_i·dq_i = Σ_j ds_ij·(hn_i·hn_j)`.
-    pub d_beta: GSliceMut<f32>,
+    /// `[N, H]` each node and head's share of dβ, `hn_i·dq_i = Σ_j ds_ij·(hn_i·hn_j)` (summed
+    /// on the device by `kernels::util::SUM_PARTIALS` and `SUM_FINISH`).
+    pub d_beta_shares: GSliceMut<f32>,
     /// Nodes `N`.
     pub nodes: u32,
     /// Heads `H`.
@@ -53,9 +63,7 @@ pub struct AgnnNormalizeBackwardParams {
     pub feat: u32,
     /// The clamp of the norm.
     pub eps: f32,
-    /// The temperature β (the factor of `dq` and `dk`).
-    pub beta: f32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for AgnnNormalizeBackwardParams {}
-const _: () = assert!(core::mem::size_of::<AgnnNormalizeBackwardParams>() == 136);
+const _: () = assert!(core::mem::size_of::<AgnnNormalizeBackwardParams>() == 144);

@@ -101,6 +101,8 @@ pub struct Counts {
     pub buffers: u64,
     /// Of those, uploads (host-to-device copies).
     pub uploads: u64,
+    /// Downloads (device-to-host copies, each a wait for the work queued before).
+    pub downloads: u64,
 }
 
 impl std::ops::Sub for Counts {
@@ -110,6 +112,7 @@ impl std::ops::Sub for Counts {
             launches: self.launches - earlier.launches,
             buffers: self.buffers - earlier.buffers,
             uploads: self.uploads - earlier.uploads,
+            downloads: self.downloads - earlier.downloads,
         }
     }
 }
@@ -120,6 +123,7 @@ struct Counters {
     launches: AtomicU64,
     buffers: AtomicU64,
     uploads: AtomicU64,
+    downloads: AtomicU64,
 }
 
 /// Bytes of buffers alive now and at most, on one backend, and the most they may reach.
@@ -422,6 +426,7 @@ impl Backend {
             launches: self.counters.launches.load(Ordering::Relaxed),
             buffers: self.counters.buffers.load(Ordering::Relaxed),
             uploads: self.counters.uploads.load(Ordering::Relaxed),
+            downloads: self.counters.downloads.load(Ordering::Relaxed),
         }
     }
 
@@ -532,6 +537,34 @@ impl Backend {
         unsafe { self.launch(&FILL_UNIFORM, &config, &params) }
     }
 
+    /// Writes `Σ x` into `out` (one element) on the device, without the host reading anything:
+    /// per-block partial sums in f64, then one block over them, in an order fixed by `x`'s length
+    /// alone (no atomics), so the bits are the same on every run and on both backends
+    /// (`dfgnn_device::kernels::util::SUM_PARTIALS`). Takes one `u64` per block (at most 1024)
+    /// of scratch; `x` may be empty (the sum is 0).
+    pub fn sum_into(&self, x: &Buffer<f32>, out: &mut Buffer<f32>) -> Result<()> {
+        use dfgnn_device::abi::{SumFinishParams, SumPartialsParams};
+        use dfgnn_device::kernels::util::{SUM_BLOCK, SUM_FINISH, SUM_PARTIALS, SUM_SHARED_BYTES, sum_shape};
+        if out.len() != 1 {
+            return Err(Error::ShapeMismatch { op: "sum", what: "out", expected: 1, got: out.len() });
+        }
+        let (blocks, per_block) = sum_shape(x.len());
+        let mut partial = self.alloc::<u64>(blocks)?;
+        let config = |blocks: usize| LaunchConfig {
+            grid: dfgnn_device::simt::Dim3::x(blocks as u32),
+            block: dfgnn_device::simt::Dim3::x(SUM_BLOCK),
+            shared_bytes: SUM_SHARED_BYTES,
+        };
+        let params = SumPartialsParams { x: x.view(), partial: partial.view_mut(), per_block };
+        // SAFETY: `x` and `partial` are live and distinct; block `b` reads its range of `x`
+        // (within its length) and writes `partial[b]`, one per block of the grid.
+        unsafe { self.launch(&SUM_PARTIALS, &config(blocks), &params)? };
+        let params = SumFinishParams { partial: partial.view(), out: out.view_mut() };
+        // SAFETY: `partial` (written above) and `out` are live and distinct; one block reads the
+        // partials and writes `out[0]`.
+        unsafe { self.launch(&SUM_FINISH, &config(1), &params) }
+    }
+
     /// A buffer over `len` elements of `T` at `addr` that someone else owns (a PyTorch tensor,
     /// say): device memory of this backend's device on the GPU, host memory under the emulator.
     /// Nothing is allocated or counted against the memory budget, and dropping the buffer frees
@@ -563,6 +596,7 @@ impl Backend {
         if self.measuring() {
             return Ok(vec![T::default(); buffer.len]);
         }
+        self.counters.downloads.fetch_add(1, Ordering::Relaxed);
         match (&self.inner, &buffer.storage) {
             (Inner::Cuda(c), Storage::Cuda(s)) => c.download(s.as_ref(), buffer.len),
             (Inner::Cuda(c), Storage::External { on: BackendKind::Cuda, .. }) => {

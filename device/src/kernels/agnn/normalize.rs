@@ -1,5 +1,5 @@
-//! Per-head L2 normalisation `hn = h / max(‖h‖, eps)` (as `torch.nn.functional.normalize`) and
-//! its backward.
+//! Per-head L2 normalisation `hn = h / max(‖h‖, eps)` (as `torch.nn.functional.normalize`), the
+//! attention's queries `q = β·hn` (β read from memory), and the backward of both.
 //!
 //! # Grid mapping
 //! One warp per (node, head): warp `w` of the grid takes node `w / H`, head `w % H`; lanes stride
@@ -8,9 +8,11 @@
 //! # Numerics
 //! f32; the sums of squares and dot products are butterfly warp sums (the same bits in every
 //! lane). Backward: with `n = ‖h‖ ≥ eps`, `dh = dv + (g − hn·(hn·g)) / n` where
-//! `g = β·(dq + dk)` (the attention's query and key gradients come unscaled); where the clamp is
-//! active the norm is the constant eps, so `dh = dv + g / eps`. dβ's share of a node and head is
-//! `hn·dq`, in the same lane order as the other sums.
+//! `g = β·dq + dk` (the attention ran on `q = β·hn`, `k = hn` with scale 1, so its query gradient
+//! `Σ_j ds·hn_j` lacks the factor β and its key gradient has it); where the clamp is active the
+//! norm is the constant eps, so `dh = dv + g / eps`. dβ's share of a node and head is `hn·dq`, in
+//! the same lane order as the other sums. A non-finite β makes `q`, and so the scores, the
+//! outputs and the gradients, NaN or infinite: arithmetic only, no index depends on it.
 
 use crate::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
 use crate::kernel;
@@ -25,9 +27,10 @@ fn this_head(nodes: u32, heads: u32) -> Option<usize> {
 }
 
 kernel! {
-    /// Normalises each node's heads: `hn = h / max(‖h‖, eps)`, `norm = ‖h‖`.
+    /// Normalises each node's heads: `hn = h / max(‖h‖, eps)`, `q = β·hn`, `norm = ‖h‖`.
     pub kernel AGNN_NORMALIZE = fn agnn_normalize(p: &AgnnNormalizeParams) {
         let Some(nh) = this_head(p.nodes, p.heads) else { return };
+        let beta = p.beta.load(0);
         let feat = p.feat as usize;
         let base = nh * feat;
         let lane = simt::lane_id() as usize;
@@ -42,7 +45,9 @@ kernel! {
         let inv = 1.0 / norm.max(p.eps);
         let mut f = lane;
         while f < feat {
-            p.hn.store(base + f, p.h.load(base + f) * inv);
+            let hn = p.h.load(base + f) * inv;
+            p.hn.store(base + f, hn);
+            p.q.store(base + f, beta * hn);
             f += WARP_SIZE as usize;
         }
         if lane == 0 {
@@ -52,9 +57,10 @@ kernel! {
 }
 
 kernel! {
-    /// `dh = dv + (∂hn/∂h)ᵀ β(dq + dk)`, and `d_beta = hn·dq` per node and head.
+    /// `dh = dv + (∂hn/∂h)ᵀ (β·dq + dk)`, and dβ's share `hn·dq` per node and head.
     pub kernel AGNN_NORMALIZE_BACKWARD = fn agnn_normalize_backward(p: &AgnnNormalizeBackwardParams) {
         let Some(nh) = this_head(p.nodes, p.heads) else { return };
+        let beta = p.beta.load(0);
         let feat = p.feat as usize;
         let base = nh * feat;
         let lane = simt::lane_id() as usize;
@@ -69,17 +75,17 @@ kernel! {
             f += WARP_SIZE as usize;
         }
         let (dot_q, dot_k) = (warp_sum(dot_q), warp_sum(dot_k));
-        let dot = p.beta * (dot_q + dot_k);
+        let dot = beta * dot_q + dot_k;
         let inv = 1.0 / norm.max(p.eps);
         let mut f = lane;
         while f < feat {
-            let g = p.beta * (p.dq.load(base + f) + p.dk.load(base + f));
+            let g = beta * p.dq.load(base + f) + p.dk.load(base + f);
             let through_norm = if clamped { g * inv } else { (g - p.hn.load(base + f) * dot) * inv };
             p.dh.store(base + f, p.dv.load(base + f) + through_norm);
             f += WARP_SIZE as usize;
         }
         if lane == 0 {
-            p.d_beta.store(nh, dot_q);
+            p.d_beta_shares.store(nh, dot_q);
         }
     }
 }
