@@ -37,6 +37,7 @@ fn timed_calls(backend: &Backend, iters: u64, call: impl Fn() -> dfgnn::Result<(
 
 fn attention(c: &mut Criterion) {
     let backend = Backend::auto().expect("a backend").backend;
+    backend.keep_freed_memory().expect("the device's memory pool");
     let kind = backend.kind();
     let what = match kind {
         BackendKind::Cuda => "CUDA events",

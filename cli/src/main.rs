@@ -308,6 +308,8 @@ fn select_backend(choice: BackendChoice, max_memory: Option<usize>) -> Result<Ba
             selection.backend
         }
     };
+    // The CLI's process is dfgnn's alone: freed device memory stays for the next call.
+    backend.keep_freed_memory()?;
     let backend = match max_memory {
         Some(bytes) => backend.with_memory_budget(bytes),
         None => backend,

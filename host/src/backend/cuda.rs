@@ -62,6 +62,34 @@ struct Loaded {
     max_threads: u32,
 }
 
+/// Makes the device's default memory pool, which dfgnn's stream-ordered allocations come from,
+/// keep what is freed for the next allocation instead of handing it back to the driver at every
+/// synchronisation (its release threshold, 0 bytes by default, becomes unlimited).
+fn keep_freed_memory(ctx: &CudaContext) -> Result<()> {
+    if !ctx.has_async_alloc() {
+        return Ok(());
+    }
+    use cudarc::driver::sys::{self, CUmemPool_attribute};
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut threshold: u64 = u64::MAX;
+    ctx.bind_to_thread().during(|| "making the device's primary context current".to_string())?;
+    // SAFETY: `pool` is a valid out-pointer for the call, and the device handle is the context's.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }
+        .result()
+        .during(|| "reading the device's default memory pool".to_string())?;
+    // SAFETY: `pool` is the device's live default pool; the release threshold attribute takes a
+    // pointer to a u64, which `threshold` is for the duration of the call.
+    unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    }
+    .result()
+    .during(|| "setting the memory pool's release threshold".to_string())
+}
+
 impl CudaBackend {
     pub fn new(ordinal: usize, id: u64) -> Result<Self> {
         // SAFETY: only probes whether the driver library can be loaded.
@@ -100,6 +128,11 @@ impl CudaBackend {
         let stream = ctx.new_stream().during(|| "creating a stream".to_string())?;
         let module = ctx.load_module(Ptx::from_src(PTX)).during(|| "loading dfgnn's PTX module".to_string())?;
         Ok(Self { ctx, stream, id, module, functions: Mutex::default(), limits })
+    }
+
+    /// See [`keep_freed_memory`].
+    pub fn keep_freed_memory(&self) -> Result<()> {
+        keep_freed_memory(&self.ctx)
     }
 
     /// The stream work goes to now: the call scope's, else the backend's own.
