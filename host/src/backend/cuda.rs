@@ -66,17 +66,9 @@ struct Loaded {
 /// keep what is freed for the next allocation instead of handing it back to the driver at every
 /// synchronisation (its release threshold, 0 bytes by default, becomes unlimited).
 fn keep_freed_memory(ctx: &CudaContext) -> Result<()> {
-    if !ctx.has_async_alloc() {
-        return Ok(());
-    }
     use cudarc::driver::sys::{self, CUmemPool_attribute};
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let Some(pool) = default_pool(ctx)? else { return Ok(()) };
     let mut threshold: u64 = u64::MAX;
-    ctx.bind_to_thread().during(|| "making the device's primary context current".to_string())?;
-    // SAFETY: `pool` is a valid out-pointer for the call, and the device handle is the context's.
-    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }
-        .result()
-        .during(|| "reading the device's default memory pool".to_string())?;
     // SAFETY: `pool` is the device's live default pool; the release threshold attribute takes a
     // pointer to a u64, which `threshold` is for the duration of the call.
     unsafe {
@@ -88,6 +80,30 @@ fn keep_freed_memory(ctx: &CudaContext) -> Result<()> {
     }
     .result()
     .during(|| "setting the memory pool's release threshold".to_string())
+}
+
+/// Hands the memory the default pool keeps but nothing uses back to the driver, after the
+/// device's work (and so its frees) completed: what an allocation that found no room retries after.
+fn release_freed_memory(ctx: &CudaContext) -> Result<()> {
+    let Some(pool) = default_pool(ctx)? else { return Ok(()) };
+    ctx.synchronize().during(|| "waiting for the device before trimming its memory pool".to_string())?;
+    // SAFETY: `pool` is the device's live default pool; trimming only releases unused memory.
+    unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) }.result().during(|| "trimming the memory pool".to_string())
+}
+
+/// The device's default memory pool, which stream-ordered allocations come from (`None` when the
+/// device has no stream-ordered allocator).
+fn default_pool(ctx: &CudaContext) -> Result<Option<cudarc::driver::sys::CUmemoryPool>> {
+    if !ctx.has_async_alloc() {
+        return Ok(None);
+    }
+    let mut pool: cudarc::driver::sys::CUmemoryPool = std::ptr::null_mut();
+    ctx.bind_to_thread().during(|| "making the device's primary context current".to_string())?;
+    // SAFETY: `pool` is a valid out-pointer for the call, and the device handle is the context's.
+    unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }
+        .result()
+        .during(|| "reading the device's default memory pool".to_string())?;
+    Ok(Some(pool))
 }
 
 impl CudaBackend {
@@ -259,9 +275,18 @@ impl CudaBackend {
         let bytes = len * std::mem::size_of::<T>();
         // SAFETY: every bit pattern is a valid `Element`; callers overwrite the buffer before
         // reading it (`Backend::alloc`).
-        unsafe { self.stream().alloc(len) }
-            .map(Some)
-            .map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
+        let allocate = || unsafe { self.stream().alloc(len) };
+        let out_of_memory = |e: &DriverError| e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+        let result = match allocate() {
+            // Memory the pool keeps (`keep_freed_memory`) may be in pieces too small for this
+            // buffer: give it back and try once more.
+            Err(e) if out_of_memory(&e) => {
+                release_freed_memory(&self.ctx)?;
+                allocate()
+            }
+            other => other,
+        };
+        result.map(Some).map_err(|e| self.out_of_memory(format!("allocating {len} elements"), bytes, e))
     }
 
     pub fn download<T: Element>(&self, slice: Option<&CudaSlice<T>>, len: usize) -> Result<Vec<T>> {
