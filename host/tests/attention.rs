@@ -332,3 +332,23 @@ fn gt_dropout_matches_reference_on_the_emulator() {
 fn gt_dropout_matches_reference_on_the_gpu() {
     dropout_spread(&gpu());
 }
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn kept_device_memory_is_reused_or_given_back_and_too_much_is_a_clear_error_on_the_gpu() {
+    let backend = Backend::cuda(0).expect("a CUDA device");
+    backend.keep_freed_memory().expect("the default memory pool");
+    let floats = |fraction: f64| (backend.limits().total_memory as f64 * fraction / 4.0) as usize;
+    // Half the device, freed into the pool, then more than that half: the pool's kept memory and
+    // new memory would pass the device's, so the allocation must give the kept memory back.
+    drop(backend.alloc::<f32>(floats(0.5)).expect("half the device"));
+    drop(backend.alloc::<f32>(floats(0.6)).expect("six tenths of the device after half was freed"));
+    // More than the device holds: a clear error, after which the backend still works.
+    match backend.alloc::<f32>(floats(1.0) + 1024) {
+        Err(Error::OutOfMemory { requested, total, .. }) => assert!(requested > total / 2, "{requested} of {total}"),
+        Err(other) => panic!("more than the device holds gave {other}"),
+        Ok(_) => panic!("more than the device holds was allocated"),
+    }
+    let small = backend.upload(&[1.0f32, 2.0, 3.0]).expect("a small upload after the error");
+    assert_eq!(backend.download(&small).expect("its download"), vec![1.0, 2.0, 3.0]);
+}
