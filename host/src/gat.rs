@@ -590,8 +590,10 @@ impl<'g, 'b> Gat<'g, 'b> {
         let (alpha, ds) = baseline::softmax_backward(g, scores, fwd.h, d_out.view(), heads, feat)?;
         let mut d_e = backend.alloc::<f32>(eh)?;
         self.edge_scores(fwd.el, fwd.er, ds.view(), &mut d_e)?;
-        let ones_src = backend.upload(&vec![1.0f32; g.num_src() * heads as usize])?;
-        let ones_dst = backend.upload(&vec![1.0f32; g.num_dst() * heads as usize])?;
+        let mut ones_src = backend.alloc::<f32>(g.num_src() * heads as usize)?;
+        let mut ones_dst = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
+        backend.fill(&mut ones_src, 1.0)?;
+        backend.fill(&mut ones_dst, 1.0)?;
         let mut d_el = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
         let mut d_er = backend.alloc::<f32>(g.num_src() * heads as usize)?;
         let mut dh = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
@@ -628,7 +630,7 @@ pub(crate) fn vector_grad(
     };
     let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
     if nodes == 0 {
-        partial = backend.upload(&vec![0.0f32; blocks * len])?;
+        backend.fill_zeros(&mut partial)?;
     } else {
         // SAFETY: d empty or [nodes, H], x [nodes, H, F], partial [blocks, H, F] distinct; block
         // b writes row b of the partials for its nodes.

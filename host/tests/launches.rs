@@ -101,3 +101,26 @@ fn preparing_uploads_once() {
     assert_eq!(made.launches, 0);
     assert!(made.uploads >= 1, "{made:?}");
 }
+
+/// GAT's full forward and backward (node scores, attention, node-score and vector gradients)
+/// upload and download nothing per call on any schedule: their constants are made on the device.
+#[test]
+fn gat_calls_move_no_host_data() {
+    use dfgnn::{Gat, GatConfig};
+    let (heads, feat) = (2, 8);
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let n = g.num_dst() * (heads * feat) as usize;
+    let x = backend.upload(&vec![0.5f32; n]).unwrap();
+    let a = backend.upload(&vec![0.25f32; (heads * feat) as usize]).unwrap();
+    for schedule in Schedule::ALL {
+        let plan = PlanOptions { schedule, ..PlanOptions::default() };
+        let gat = Gat::new(&dg, &GatConfig { plan, ..GatConfig::new(heads, feat) }).unwrap();
+        let before = backend.counts();
+        let grads = gat.backward(&gat.forward(&x, &x, &a, &a).unwrap(), &x).unwrap();
+        let spent = backend.counts() - before;
+        drop(grads);
+        assert_eq!((spent.uploads, spent.downloads), (0, 0), "{schedule}: {spent:?}");
+    }
+}

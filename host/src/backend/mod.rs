@@ -529,6 +529,12 @@ impl Backend {
         }
     }
 
+    /// Fills `buffer` with `value` on the device (no upload): [`Backend::fill_uniform`] over
+    /// `[value, value]`, whose elements `value + 0·u` are `value` exactly.
+    pub fn fill(&self, buffer: &mut Buffer<f32>, value: f32) -> Result<()> {
+        self.fill_uniform(buffer, 0, value, value)
+    }
+
     /// Fills `buffer` with pseudo-random values uniform in `[low, high)` made on the device from
     /// `seed` (element `i` is `dfgnn_device::kernels::util::uniform_at(seed, i, low, high)`).
     pub fn fill_uniform(&self, buffer: &mut Buffer<f32>, seed: u64, low: f32, high: f32) -> Result<()> {
