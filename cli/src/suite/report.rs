@@ -61,6 +61,45 @@ pub(super) fn plan_of<'a>(row: &[&'a Record]) -> Option<&'a Record> {
     row.iter().copied().find(|r| r.system == "dfgnn" && r.variant == PLAN && r.time.is_some())
 }
 
+/// One row per file of where and how it ran: its label (`label` of its index and file, under the
+/// heading `first`), its meta, the lowest and highest copy bandwidth its records measured (`–` for
+/// the peers, which measure none) and how many of its cases did not run.
+pub(super) fn provenance_table(
+    out: &mut String,
+    files: &[SuiteFile],
+    first: &str,
+    label: impl Fn(usize, &SuiteFile) -> String,
+) {
+    let _ = writeln!(
+        out,
+        "| {first} | tool | date | commit | device | copy TB/s | warm-up / repeats / budget / input sets | not run | command |"
+    );
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for (i, f) in files.iter().enumerate() {
+        let m = &f.meta;
+        let copies: Vec<f64> = f.records.iter().filter_map(|r| r.copy_bytes_per_s).map(|c| c / 1e12).collect();
+        let copy = match (copies.iter().copied().reduce(f64::min), copies.iter().copied().reduce(f64::max)) {
+            (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2}"),
+            _ => "–".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | `{}` | {} | {copy} | {} / ≤{} / {} ms / {} | {} | `{}` |",
+            label(i, f),
+            m.tool,
+            m.date,
+            m.commit,
+            m.device,
+            m.warmup,
+            m.repeats,
+            m.case_budget_ms,
+            m.input_sets,
+            m.skipped.len(),
+            m.command
+        );
+    }
+}
+
 /// The whole report.
 pub fn markdown(files: &[SuiteFile]) -> String {
     let mut out = String::new();
@@ -74,24 +113,7 @@ pub fn markdown(files: &[SuiteFile]) -> String {
         out.push_str("No suite file was given.\n");
         return out;
     }
-    out.push_str("| file | tool | date | commit | device | warm-up / repeats / budget | command |\n");
-    out.push_str("|---|---|---|---|---|---|---|\n");
-    for (i, f) in files.iter().enumerate() {
-        let m = &f.meta;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | `{}` | {} | {} / ≤{} / {} ms | `{}` |",
-            i + 1,
-            m.tool,
-            m.date,
-            m.commit,
-            m.device,
-            m.warmup,
-            m.repeats,
-            m.case_budget_ms,
-            m.command
-        );
-    }
+    provenance_table(&mut out, files, "file", |i, _| (i + 1).to_string());
     for m in files.iter().map(|f| &f.meta) {
         for s in &m.skipped {
             let _ = writeln!(out, "\nSkipped: {s}.");

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use super::report::{Block, NO_RESULTS, PLAN, all_records, column, ms, plan_of, rows_of};
+use super::report::{self, Block, NO_RESULTS, PLAN, all_records, column, ms, plan_of, rows_of};
 use super::{Pass, Record, SuiteFile, plots};
 use crate::bench::{Model, Variant};
 
@@ -443,31 +443,9 @@ fn provenance(out: &mut String, files: &[SuiteFile]) {
          in the same run, beside each graph and shape, on buffers of one feature array's size (1–256 MiB); \
          the peers measure none.\n\n",
     );
-    out.push_str("| part | tool | date | commit | device | copy TB/s | warm-up / repeats / budget / input sets | not run | command |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
-    for f in files {
-        let m = &f.meta;
-        let copies: Vec<f64> = f.records.iter().filter_map(|r| r.copy_bytes_per_s).map(|c| c / 1e12).collect();
-        let copy = match (copies.iter().copied().reduce(f64::min), copies.iter().copied().reduce(f64::max)) {
-            (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2}"),
-            _ => "–".to_string(),
-        };
-        let part = if f.part.is_empty() { "this run" } else { f.part.as_str() };
-        let _ = writeln!(
-            out,
-            "| {part} | {} | {} | `{}` | {} | {copy} | {} / ≤{} / {} ms / {} | {} | `{}` |",
-            m.tool,
-            m.date,
-            m.commit,
-            m.device,
-            m.warmup,
-            m.repeats,
-            m.case_budget_ms,
-            m.input_sets,
-            m.skipped.len(),
-            m.command
-        );
-    }
+    report::provenance_table(out, files, "part", |_, f| {
+        if f.part.is_empty() { "this run".to_string() } else { f.part.clone() }
+    });
 }
 
 /// Links to the plots [`plots::write_all`] draws from `files` and to the full report.
