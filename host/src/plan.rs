@@ -690,7 +690,7 @@ pub fn plan<V: CompiledVariant>(
             None => {
                 let rows = offsets.len().saturating_sub(1) as u64;
                 let edges = offsets.last().copied().unwrap_or(0);
-                let longest = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+                let longest = max_degree(offsets);
                 let per_warp = tasks_per_warp(edges, rows, longest, device.multiprocessors);
                 if per_warp > 1 {
                     reasons.push(format!(
