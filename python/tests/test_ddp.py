@@ -5,6 +5,8 @@ gradients. The GPU run (NCCL, one GPU per rank) is the same script under torchru
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +23,16 @@ def test_ddp_on_two_cpu_processes_matches_gradient_accumulation(model, tmp_path)
     cmd += ["--backend", "gloo", "--device", "cpu", "--check", "--model", model, "--steps", "3", "--nodes", "300"]
     cmd += ["--degree", "6", "--features", "12", "--hidden", "4", "--heads", "2", "--batch-size", "16", "--fanout", "4,4"]
     cmd += ["--json", str(out)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
+    # In a session of its own, so that a hang is cut with every worker torchrun started (a
+    # timeout of `subprocess.run` kills torchrun alone and leaves its workers behind).
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"the two-process run did not finish in 300 s\n{stdout}{stderr}")
+    assert proc.returncode == 0, stdout + stderr
     result = json.loads(out.read_text())
     assert result["world_size"] == 2
     assert result["identical_across_ranks"] is True
