@@ -81,19 +81,20 @@ pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u
         compulsory: node_scores + rows + ns * (row + scalar),
         gather_worst: node_scores + rows + e * (row + scalar),
     };
-    // Backward. Row pass: out, d_out, el and the two stats read, D and d el written per
-    // destination; h and er gathered. Column pass: h and er read, d er and dh written per source;
+    // Backward, after the training forward, which also wrote the positive part (o⁺, α⁺) per
+    // destination. Row pass: out, d_out, o⁺ and α⁺ read, D and d el written per destination; no
+    // gather. Column pass: h and er read, d er and dh written per source;
     // d_out, el, the two stats and D gathered. Then the node kernels: dh += d er·a_src (d er, dh
     // read, dh written), dh_dst = d el·a_dst (d el read, dh_dst written), and the vector
     // gradients (d er with h, d el with h_dst).
     let csc = 8.0 * (ns + 1.0) + 4.0 * e;
-    let rows_pass = graph + nd * (2.0 * row + 5.0 * scalar);
+    let rows_pass = nd * (row + scalar) + nd * (3.0 * row + 3.0 * scalar);
     let cols_pass = csc + ns * (2.0 * row + 2.0 * scalar);
     let node_kernels = ns * (2.0 * row + scalar) + nd * (row + scalar) + ns * (row + scalar) + nd * (row + scalar);
-    let (gather_src, gather_dst) = (row + scalar, row + 4.0 * scalar);
+    let gather_dst = row + 4.0 * scalar;
     let bwd = ByteModel {
-        compulsory: rows_pass + cols_pass + node_kernels + ns * gather_src + nd * gather_dst,
-        gather_worst: rows_pass + cols_pass + node_kernels + e * (gather_src + gather_dst),
+        compulsory: rows_pass + cols_pass + node_kernels + nd * gather_dst,
+        gather_worst: rows_pass + cols_pass + node_kernels + e * gather_dst,
     };
     (fwd, bwd)
 }
@@ -402,7 +403,7 @@ impl Model {
         Ok(match self {
             Self::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
             Self::Agnn => Box::new(Agnn::new(dg, &AgnnConfig { heads, feat, plan })?),
-            Self::Gat => Box::new(Gat::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
+            Self::Gat => Box::new(GatTimed::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
             Self::GatV2 => Box::new(GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?),
         })
     }
@@ -492,22 +493,40 @@ impl Timed for Agnn<'_, '_> {
     }
 }
 
-impl Timed for Gat<'_, '_> {
+/// GAT as timed: the forward alone as for inference (no positive part saved), the forward and
+/// backward as for training (the forward saves it, the backward's row pass reads it): one plan,
+/// made twice.
+struct GatTimed<'g, 'b> {
+    inference: Gat<'g, 'b>,
+    training: Gat<'g, 'b>,
+}
+
+impl<'g, 'b> GatTimed<'g, 'b> {
+    fn new(dg: &'g DeviceGraph<'b>, config: &GatConfig) -> dfgnn::Result<Self> {
+        let mut inference = Gat::new(dg, config)?;
+        inference.set_saves_part(false);
+        Ok(Self { inference, training: Gat::new(dg, config)? })
+    }
+}
+
+impl Timed for GatTimed<'_, '_> {
     fn summary(&self) -> String {
-        Gat::plan(self).summary()
+        self.training.plan().summary()
     }
 
     fn reasons(&self) -> Vec<String> {
-        Gat::plan(self).reasons.clone()
+        self.training.plan().reasons.clone()
     }
 
     fn forward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        Gat::forward(self, &set.src, gat_destinations(self, set), &set.vectors.0, &set.vectors.1).map(drop)
+        let gat = &self.inference;
+        gat.forward(&set.src, gat_destinations(gat, set), &set.vectors.0, &set.vectors.1).map(drop)
     }
 
     fn forward_backward(&self, set: &InputSet) -> dfgnn::Result<()> {
-        let fwd = Gat::forward(self, &set.src, gat_destinations(self, set), &set.vectors.0, &set.vectors.1)?;
-        self.backward(&fwd, &set.d_out).map(drop)
+        let gat = &self.training;
+        let fwd = gat.forward(&set.src, gat_destinations(gat, set), &set.vectors.0, &set.vectors.1)?;
+        gat.backward(&fwd, &set.d_out).map(drop)
     }
 }
 

@@ -233,7 +233,7 @@ pub unsafe fn gat_forward(
     unsafe {
         run(backend, call, || {
             let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
-            let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?)?;
+            let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?, false)?;
             save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
         })
     }

@@ -4,9 +4,11 @@
 //! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
-use dfgnn_device::abi::{CombineParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, Units};
+use dfgnn_device::abi::{
+    CombineParams, CombinePartParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, Units,
+};
 use dfgnn_device::kernels::attention::variants::Variant;
-use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
+use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_FWD_COMBINE_PART, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -295,7 +297,34 @@ impl<'g, 'b> Fused<'g, 'b> {
         };
         // SAFETY: `first_unit` indexes the partials just written; one warp per
         // (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, &combine) }
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, combine.feat, &combine) }
+    }
+
+    /// Merges the part partials of the split rows (`partials`: the forward's `[acc, ml]`, then
+    /// the part's `[acc, weight]`) into the part's `out` and `weight`.
+    pub(crate) fn combine_part(
+        &self,
+        split: &DeviceSplit,
+        pass: &DevicePass,
+        partials: &[Buffer<f32>],
+        (out, weight): (GSliceMut<f32>, GSliceMut<f32>),
+    ) -> Result<()> {
+        let combine = CombinePartParams {
+            rows: split.rows.view(),
+            first_unit: split.first_unit.view(),
+            partial_ml: partials[1].view(),
+            partial_acc: partials[2].view(),
+            partial_weight: partials[3].view(),
+            out,
+            weight,
+            heads: self.plan.heads,
+            feat: self.plan.feat,
+            num_rows: split.rows.len() as u32,
+        };
+        // SAFETY: `first_unit` indexes the partials just written (one [H, F], [H, 2], [H, F] and
+        // [H] block per chunk unit); out [N, H, F] and weight [N, H] distinct from them; one warp
+        // per (split row, 32 features).
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE_PART, split, pass, combine.feat, &combine) }
     }
 
     /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.
@@ -373,14 +402,15 @@ impl<'g, 'b> Fused<'g, 'b> {
     ///
     /// # Safety
     /// As [`Backend::launch`]: `params` views live buffers; `first_unit` indexes its partials.
-    pub(crate) unsafe fn launch_combine(
+    pub(crate) unsafe fn launch_combine<P: LaunchParams>(
         &self,
-        kernel: &KernelRef<CombineParams>,
+        kernel: &KernelRef<P>,
         split: &DeviceSplit,
         pass: &DevicePass,
-        params: &CombineParams,
+        feat: u32,
+        params: &P,
     ) -> Result<()> {
-        let slices = (self.plan.heads as usize * params.feat as usize).div_ceil(WARP_SIZE as usize);
+        let slices = (self.plan.heads as usize * feat as usize).div_ceil(WARP_SIZE as usize);
         let threads = pass.plan.block_threads;
         // SAFETY: forwarded contract.
         unsafe {
@@ -414,6 +444,6 @@ impl<'g, 'b> Fused<'g, 'b> {
         };
         // SAFETY: `first_unit` indexes `partial`, which holds one [H, feat] block per unit of the
         // split rows, written by the launch before; `out` is [N, H, feat] and distinct from it.
-        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, &params) }
+        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, feat, &params) }
     }
 }

@@ -12,9 +12,10 @@
 
 use dfgnn_device::abi::{
     ColumnGrads, DropoutParams, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams,
-    GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams,
-    GroupParams, RowGrads,
+    GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatPartRowsParams, GatVectorGradParams,
+    GatVectorSumParams, GroupParams, PartOut, RowGrads,
 };
+use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
     GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant, NODE_HEADS_PER_WARP,
@@ -24,7 +25,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
-use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
+use crate::fused::{DevicePass, Fused, PassKernel, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -76,6 +77,9 @@ pub struct GatForward<'a> {
     full: Option<(GSlice<f32>, GSlice<f32>, GSlice<f32>)>,
     /// The attention dropout the forward ran with (the backward regenerates its mask).
     dropout: DropoutParams,
+    /// `([N_dst, H, F], [N_dst, H])` the positive part `(o⁺, α⁺)` of a forward for training
+    /// ([`Gat::set_saves_part`]), from which the backward's row pass needs no gather.
+    part: Option<(Buffer<f32>, Buffer<f32>)>,
     _inputs: std::marker::PhantomData<&'a Buffer<f32>>,
 }
 
@@ -90,6 +94,12 @@ impl GatForward<'_> {
     /// [`Gat::saved_forward`] takes back with `out` and `lse`.
     pub fn stats(&self) -> &Buffer<f32> {
         &self.stats
+    }
+
+    /// The positive part `(o⁺ [N_dst, H, F], α⁺ [N_dst, H])` the forward saved for the backward
+    /// ([`Gat::set_saves_part`]), or `None`.
+    pub fn part(&self) -> Option<(&Buffer<f32>, &Buffer<f32>)> {
+        self.part.as_ref().map(|(o, a)| (o, a))
     }
 }
 
@@ -120,6 +130,7 @@ pub struct Gat<'g, 'b> {
     fused: Fused<'g, 'b>,
     slope: f32,
     dropout: DropoutParams,
+    saves_part: bool,
 }
 
 /// One warp per `per_warp` (node, head) pairs.
@@ -140,7 +151,16 @@ impl<'g, 'b> Gat<'g, 'b> {
         }
         let limits = graph.backend().limits();
         let plan = plan::plan(gat::VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF })
+        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF, saves_part: true })
+    }
+
+    /// Whether the next forwards also save each row's **positive part** for the backward (on by
+    /// default): `o⁺_i = Σ α_ij·h_j` and `α⁺_i = Σ α_ij` over the edges with `el_i + er_j > 0`,
+    /// one more `[N_dst, H, F]` and `[N_dst, H]` (see `dfgnn_device::kernels::gat::part`). With
+    /// them the backward's row pass reads no neighbour's features; without, it gathers them
+    /// again. Turn it off for inference. Only the fused forwards other than `row_group` save it.
+    pub fn set_saves_part(&mut self, on: bool) {
+        self.saves_part = on;
     }
 
     /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
@@ -249,7 +269,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         };
         // The score buffers move into the result with the views of them; device memory does
         // not move.
-        let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout)?;
+        let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout, self.saves_part)?;
         fwd.scores = Some((el, er));
         fwd.full = Some((h_dst.view(), a_dst.view(), a_src.view()));
         Ok(fwd)
@@ -263,24 +283,26 @@ impl<'g, 'b> Gat<'g, 'b> {
         el: &'a Buffer<f32>,
         er: &'a Buffer<f32>,
     ) -> Result<GatForward<'a>> {
-        self.forward_precomputed_with(h, el, er, self.dropout)
+        self.forward_precomputed_with(h, el, er, self.dropout, self.saves_part)
     }
 
-    /// [`Gat::forward_precomputed`] with `dropout` instead of the one set ([`dfgnn::external`]'s
-    /// calls share one planned op across callers and pass theirs).
+    /// [`Gat::forward_precomputed`] with `dropout` and whether to save the positive part instead
+    /// of the ones set ([`dfgnn::external`]'s calls share one planned op across callers and pass
+    /// theirs).
     pub(crate) fn forward_precomputed_with<'a>(
         &self,
         h: &'a Buffer<f32>,
         el: &'a Buffer<f32>,
         er: &'a Buffer<f32>,
         dropout: DropoutParams,
+        saves_part: bool,
     ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let nh = |n: usize| n * self.heads() as usize;
         self.check("gat forward", "h", h.len(), self.fused.features(g.num_src()))?;
         self.check("gat forward", "el", el.len(), nh(g.num_dst()))?;
         self.check("gat forward", "er", er.len(), nh(g.num_src()))?;
-        self.attention(h.view(), el.view(), er.view(), dropout)
+        self.attention(h.view(), el.view(), er.view(), dropout, saves_part)
     }
 
     /// A [`Gat::forward_precomputed`] result rebuilt from what a caller saved of it (`out`
@@ -328,17 +350,20 @@ impl<'g, 'b> Gat<'g, 'b> {
             h: h.view(),
             full: None,
             dropout,
+            part: None,
             _inputs: std::marker::PhantomData,
         })
     }
 
-    /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller).
+    /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller), with
+    /// the positive part where `saves_part` asks and the schedule can.
     fn attention<'a>(
         &self,
         h: GSlice<f32>,
         el: GSlice<f32>,
         er: GSlice<f32>,
         dropout: DropoutParams,
+        saves_part: bool,
     ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let f = &self.fused;
@@ -354,6 +379,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             h,
             full: None,
             dropout,
+            part: None,
             _inputs: std::marker::PhantomData,
         };
         let Some(pass) = &f.forward else {
@@ -398,11 +424,30 @@ impl<'g, 'b> Gat<'g, 'b> {
             // source, more than h and er need).
             unsafe { f.launch_groups(groups, &variant.group, &params)? };
         }
+        // The positive part, where this forward can save it (every row in this pass).
+        let part_variant = match (saves_part, &f.groups) {
+            (true, None) => Some(pass.variant(if dropout.threshold != 0 {
+                gat::part::dropout::VARIANTS
+            } else {
+                gat::part::VARIANTS
+            })?),
+            _ => None,
+        };
+        let mut part = part_variant
+            .map(|_| Ok::<_, Error>((backend.alloc::<f32>(f.features(g.num_dst()))?, backend.alloc::<f32>(nh)?)))
+            .transpose()?;
+        let (part_out_v, part_weight_v) =
+            part.as_mut().map_or((GSliceMut::empty(), GSliceMut::empty()), |(o, w)| (o.view_mut(), w.view_mut()));
+        let (kernel, packed) = match part_variant {
+            Some(p) => (&p.forward, p.packed.as_ref()),
+            None => (&variant.forward, variant.packed.as_ref().map(|p| &p.forward)),
+        };
+        let (hf, widths) = (heads as usize * feat as usize, if part.is_some() { 4 } else { 2 });
         f.run_pass(
             pass,
-            &variant.forward,
-            variant.packed.as_ref().map(|p| &p.forward),
-            &[heads as usize * feat as usize, heads as usize * 2],
+            kernel,
+            packed,
+            &[hf, heads as usize * 2, hf, heads as usize][..widths],
             |units, partials| {
                 let dst = ForwardOut {
                     out: out_v,
@@ -411,11 +456,31 @@ impl<'g, 'b> Gat<'g, 'b> {
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
                 };
-                GatFwdParams { edges: f.edges(pass, Side::Rows, units, dropout), el: el_v, er: er_v, h, dst, slope }
+                let part = PartOut {
+                    out: part_out_v,
+                    weight: part_weight_v,
+                    partial_acc: partial_view(partials, 2),
+                    partial_weight: partial_view(partials, 3),
+                };
+                GatFwdParams {
+                    edges: f.edges(pass, Side::Rows, units, dropout),
+                    el: el_v,
+                    er: er_v,
+                    h,
+                    dst,
+                    part,
+                    slope,
+                }
             },
-            |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
+            |split, partials| {
+                f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v))?;
+                if partials.len() == 4 {
+                    f.combine_part(split, pass, partials, (part_out_v, part_weight_v))?;
+                }
+                Ok(())
+            },
         )?;
-        Ok(result(out, lse, stats))
+        Ok(GatForward { part, ..result(out, lse, stats) })
     }
 
     /// The baselines' edge kernel: the scores (`d_scores` empty) or their gradient through the
@@ -521,28 +586,11 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut d_el = backend.alloc::<f32>(nh(g.num_dst()))?;
         let mut delta = backend.alloc::<f32>(nh(g.num_dst()))?;
         let (d_el_v, delta_v) = (d_el.view_mut(), delta.view_mut());
-        f.run_pass(
-            rows_pass,
-            &rows_kernel.0,
-            rows_kernel.1.as_ref(),
-            &[heads as usize],
-            |units, partials| GatBwdRowsParams {
-                edges: f.edges(rows_pass, Side::Rows, units, fwd.dropout),
-                el,
-                er,
-                h,
-                grads: RowGrads {
-                    out: fwd.out.view(),
-                    stats: fwd.stats.view(),
-                    d_out: d_out.view(),
-                    delta: delta_v,
-                    d_row: d_el_v,
-                    partial: partial_view(partials, 0),
-                },
-                slope,
-            },
-            |split, partials| f.sum_partials(split, rows_pass, &partials[0], d_el_v, 1, 1.0),
-        )?;
+        if let Some((part_out, part_weight)) = &fwd.part {
+            self.part_rows(fwd, part_out, part_weight, d_out, d_el_v, delta_v)?;
+        } else {
+            self.gather_rows(fwd, d_out, (rows_pass, &rows_kernel), d_el_v, delta_v)?;
+        }
 
         // Column pass: d er and the aggregation's dh.
         let mut d_er = backend.alloc::<f32>(nh(g.num_src()))?;
@@ -575,6 +623,77 @@ impl<'g, 'b> Gat<'g, 'b> {
             },
         )?;
         Ok(GatPrecomputedGrads { dh, d_el, d_er })
+    }
+
+    /// The backward's row pass over the CSR: `d el` and D, recomputing α and gathering every
+    /// edge's `h_j` (after a forward that saved no positive part).
+    fn gather_rows(
+        &self,
+        fwd: &GatForward<'_>,
+        d_out: &Buffer<f32>,
+        (rows_pass, rows_kernel): (&DevicePass, &PassKernel<GatBwdRowsParams>),
+        d_el_v: GSliceMut<f32>,
+        delta_v: GSliceMut<f32>,
+    ) -> Result<()> {
+        let f = &self.fused;
+        let (el, er, h, slope) = (fwd.el, fwd.er, fwd.h, self.slope);
+        let heads = f.plan.heads;
+        f.run_pass(
+            rows_pass,
+            &rows_kernel.0,
+            rows_kernel.1.as_ref(),
+            &[heads as usize],
+            |units, partials| GatBwdRowsParams {
+                edges: f.edges(rows_pass, Side::Rows, units, fwd.dropout),
+                el,
+                er,
+                h,
+                grads: RowGrads {
+                    out: fwd.out.view(),
+                    stats: fwd.stats.view(),
+                    d_out: d_out.view(),
+                    delta: delta_v,
+                    d_row: d_el_v,
+                    partial: partial_view(partials, 0),
+                },
+                slope,
+            },
+            |split, partials| f.sum_partials(split, rows_pass, &partials[0], d_el_v, 1, 1.0),
+        )
+    }
+
+    /// The backward's row pass from the forward's positive part: per node and head, no gather
+    /// (`dfgnn_device::kernels::gat::part`).
+    fn part_rows(
+        &self,
+        fwd: &GatForward<'_>,
+        part_out: &Buffer<f32>,
+        part_weight: &Buffer<f32>,
+        d_out: &Buffer<f32>,
+        d_el: GSliceMut<f32>,
+        delta: GSliceMut<f32>,
+    ) -> Result<()> {
+        let nodes = self.graph().num_dst();
+        if nodes == 0 {
+            return Ok(());
+        }
+        let (heads, feat) = (self.heads(), self.fused.plan.feat);
+        let params = GatPartRowsParams {
+            out: fwd.out.view(),
+            part_out: part_out.view(),
+            part_weight: part_weight.view(),
+            d_out: d_out.view(),
+            delta,
+            d_el,
+            nodes: nodes as u32,
+            heads,
+            feat,
+            slope: self.slope,
+        };
+        // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, delta and d_el
+        // [N_dst, H] (the forward's and the checked d_out), the outputs distinct from the inputs;
+        // each warp takes PART_ROWS_PER_WARP (node, head) pairs and skips those past the last.
+        unsafe { self.backend().launch(&GAT_PART_ROWS, &node_config(nodes, heads, PART_ROWS_PER_WARP)?, &params) }
     }
 
     /// The unfused backward: α and ds `[E, H]` in memory, `d el`/`d er` as SpMMs of

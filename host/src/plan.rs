@@ -169,6 +169,28 @@ impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
     }
 }
 
+/// GAT's forwards with the positive part mirror its table row for row (forward only).
+impl CompiledVariant for dfgnn_device::kernels::gat::part::PartForward {
+    fn width(&self) -> u32 {
+        self.width
+    }
+    fn slots(&self) -> u32 {
+        self.slots
+    }
+    fn has_backward(&self) -> bool {
+        false
+    }
+    fn step(&self, passes: Passes) -> u32 {
+        match passes {
+            Passes::Forward => self.step,
+            Passes::Backward => 0,
+        }
+    }
+    fn has_packed(&self) -> bool {
+        self.packed.is_some()
+    }
+}
+
 /// Level 2: how one warp's lanes cover the heads and features of an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaneLayout {

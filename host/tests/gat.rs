@@ -27,10 +27,14 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let mut rand_vec = |n: usize, s: f32| (0..n).map(|_| s * rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
     let (h, h_dst, d_out) = (rand_vec(n, 1.0), rand_vec(n, 1.0), rand_vec(n, 1.0));
     let (a_dst, a_src) = (rand_vec(hf, 2.0), rand_vec(hf, 2.0));
-    let gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
+    let mut gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
     let up_ = |x: &[f32]| backend.upload(x).unwrap();
     let (bh, bh_dst, ba_dst, ba_src) = (up_(&h), up_(&h_dst), up_(&a_dst), up_(&a_src));
     let fwd = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    // The fused forwards but row_group's save the positive part by default (its backward's row
+    // pass then reads no neighbour); the precomputed run below saves none (its row pass gathers).
+    let saves_part = gat.plan().schedule.is_fused() && gat.plan().groups.is_none();
+    assert_eq!(fwd.part().is_some(), saves_part, "{}", gat.plan());
     let out = backend.download(&fwd.out).unwrap();
     let grads = gat.backward(&fwd, &up_(&d_out)).unwrap();
     let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
@@ -60,7 +64,9 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
         gat_node_scores(g.num_src(), dims, &h, &a_src).unwrap(),
     );
     let (bel, ber) = (up_(&el), up_(&er));
+    gat.set_saves_part(false);
     let pfwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+    assert!(pfwd.part().is_none());
     let pgrads = gat.backward_precomputed(&pfwd, &up_(&d_out)).unwrap();
     let pr = gat_forward_precomputed(&p, dims, &up(&h), &up(&el), &up(&er), s64).unwrap();
     let prg =
@@ -76,6 +82,7 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     assert_passed(&checks, &format!("precomputed {context}"));
 
     // Deterministic: a second run gives the same bits.
+    gat.set_saves_part(true);
     let again = gat.backward(&gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap(), &up_(&d_out)).unwrap();
     assert_eq!(down(&again.da_src), down(&grads.da_src));
     assert_eq!(down(&again.dh), down(&grads.dh));

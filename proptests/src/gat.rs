@@ -96,7 +96,7 @@ impl GatResults {
 /// library error comes back as it is.
 pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInputs) -> dfgnn::Result<GatResults> {
     let dg = DeviceGraph::new(backend, graph)?;
-    let gat = Gat::new(&dg, &case.config())?;
+    let mut gat = Gat::new(&dg, &case.config())?;
     let h = backend.upload(&inputs.h)?;
     // Equal features are passed as one buffer: the path that scores both from one read.
     let h_dst = if inputs.h_dst == inputs.h { None } else { Some(backend.upload(&inputs.h_dst)?) };
@@ -105,6 +105,9 @@ pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInput
     let fwd = gat.forward(&h, h_dst.as_ref().unwrap_or(&h), &a_dst, &a_src)?;
     let grads = gat.backward(&fwd, &d_out)?;
     let Some((el, er)) = fwd.node_scores() else { unreachable!("Gat::forward returns the node scores it computed") };
+    // The full run's forward saved the positive part (the default); the precomputed one does
+    // not, so its backward's row pass gathers: both row passes are checked on every case.
+    gat.set_saves_part(false);
     let pre = gat.forward_precomputed(&h, el, er)?;
     let pre_grads = gat.backward_precomputed(&pre, &d_out)?;
     Ok(GatResults {

@@ -125,6 +125,36 @@ pub struct ForwardOut {
     pub partial_ml: GSliceMut<f32>,
 }
 
+/// What a fused forward also sums over the edges in its score's **part** (see
+/// [`Score::in_part`](crate::kernels::attention::Score::in_part); GAT: the edges whose
+/// LeakyReLU is in its identity half, `el_i + er_j > 0`), for a backward that needs no gather in
+/// its row pass. Whole rows write `out = Σ_{j in part} α_ij·factor_ij·v_j` (normalised by the
+/// whole row's sum, as the output) and `weight = Σ_{j in part} α_ij`; chunks of split rows write
+/// the unnormalised sums beside the forward's partials, merged by [`CombinePartParams`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PartOut {
+    /// `[N_dst, H, F]` the part of the output (whole rows).
+    pub out: GSliceMut<f32>,
+    /// `[N_dst, H]` the part's share of the attention weights (whole rows).
+    pub weight: GSliceMut<f32>,
+    /// `[U, H, F]` unnormalised partial sums (chunk units).
+    pub partial_acc: GSliceMut<f32>,
+    /// `[U, H]` partial sums of `2^(s − max)` over the part (chunk units; the max is the chunk's
+    /// in [`ForwardOut::partial_ml`]).
+    pub partial_weight: GSliceMut<f32>,
+}
+
+impl PartOut {
+    /// No part (every model's forward but GAT's training one).
+    pub const NONE: Self = Self {
+        out: GSliceMut::empty(),
+        weight: GSliceMut::empty(),
+        partial_acc: GSliceMut::empty(),
+        partial_weight: GSliceMut::empty(),
+    };
+}
+
 /// What the backward's row pass reads of the forward and writes, whatever the model: `D = dO·o`
 /// per row and head, and the gradient of the row's own input (GT: dq).
 #[repr(C)]
@@ -197,6 +227,36 @@ pub struct CombineParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for CombineParams {}
 const _: () = assert!(core::mem::size_of::<CombineParams>() == 128);
+
+/// `attention_fwd_combine_part`: merges the [`PartOut`] partials of each split row with the
+/// chunks' `(max, sum)` of the forward ([`ForwardOut::partial_ml`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CombinePartParams {
+    /// `[R]` the split rows.
+    pub rows: GSlice<u32>,
+    /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
+    pub first_unit: GSlice<u32>,
+    /// `[U, H, 2]` the forward's partial (max, sum).
+    pub partial_ml: GSlice<f32>,
+    /// `[U, H, F]` the part's partial sums.
+    pub partial_acc: GSlice<f32>,
+    /// `[U, H]` the part's partial weights.
+    pub partial_weight: GSlice<f32>,
+    /// `[N, H, F]` the merged part of the output.
+    pub out: GSliceMut<f32>,
+    /// `[N, H]` the merged part's share of the weights.
+    pub weight: GSliceMut<f32>,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// Number of split rows `R`.
+    pub num_rows: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for CombinePartParams {}
+const _: () = assert!(core::mem::size_of::<CombinePartParams>() == 128);
 
 /// The `row_group` forward's part of a model's parameters (DF-GNN's "hyper" schedule): a block
 /// owns a group of consecutive rows; its scores live in shared memory; optionally the groups'

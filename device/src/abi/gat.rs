@@ -7,7 +7,7 @@
 //! head; features `[N, H, F]` row-major, per-node scalars `[N, H]`, attention vectors `[H, F]`.
 
 use super::LaunchParams;
-use super::attention::{ColumnGrads, ForwardOut, GroupParams, PassEdges, RowGrads};
+use super::attention::{ColumnGrads, ForwardOut, GroupParams, PartOut, PassEdges, RowGrads};
 use crate::simt::{GSlice, GSliceMut};
 
 /// `gat_fwd_*`: fused scores → online softmax → aggregation over the units' edges of the CSR.
@@ -24,12 +24,14 @@ pub struct GatFwdParams {
     pub h: GSlice<f32>,
     /// Where the results go.
     pub dst: ForwardOut,
+    /// Where the positive part goes (`gat_part_fwd_*`; [`PartOut::NONE`] for the others).
+    pub part: PartOut,
     /// The LeakyReLU negative slope.
     pub slope: f32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatFwdParams {}
-const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 344);
 
 /// `gat_group_*`: the `row_group` forward of GAT.
 #[repr(C)]
@@ -71,6 +73,36 @@ pub struct GatBwdRowsParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdRowsParams {}
 const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 296);
+
+/// `gat_part_rows`: the backward's row pass from the forward's positive part, per node and
+/// head with no gather: `D = dO·o` and `d el = (1 − slope)·(dO·o⁺ − D·α⁺)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatPartRowsParams {
+    /// `[N_dst, H, F]` the forward's output.
+    pub out: GSlice<f32>,
+    /// `[N_dst, H, F]` its positive part `o⁺`.
+    pub part_out: GSlice<f32>,
+    /// `[N_dst, H]` the positive part's share of the weights `α⁺`.
+    pub part_weight: GSlice<f32>,
+    /// `[N_dst, H, F]` the output's gradient.
+    pub d_out: GSlice<f32>,
+    /// `[N_dst, H]` D, for the column pass.
+    pub delta: GSliceMut<f32>,
+    /// `[N_dst, H]` the gradient of `el`.
+    pub d_el: GSliceMut<f32>,
+    /// Rows `N_dst`.
+    pub nodes: u32,
+    /// Heads `H`.
+    pub heads: u32,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatPartRowsParams {}
+const _: () = assert!(core::mem::size_of::<GatPartRowsParams>() == 112);
 
 /// `gat_bwd_cols_*`: the column pass of the backward over the CSC: `d er` and the features'
 /// gradient through the aggregation.

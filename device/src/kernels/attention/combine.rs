@@ -9,27 +9,51 @@
 //!
 //! # Numerics
 //! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
-//! `lse = (M + log2 Σ …)·ln 2`. Backward: `out = factor·Σ_u partial_u`.
+//! `lse = (M + log2 Σ …)·ln 2`; a forward's part ([`crate::abi::PartOut`]) the same with its own
+//! sums over the same denominator. Backward: `out = factor·Σ_u partial_u`.
 
-use crate::abi::CombineParams;
+use crate::abi::{CombineParams, CombinePartParams};
 use crate::kernel;
 use crate::kernels::common::reduce::global_warp;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
-use crate::simt::{self, WARP_SIZE, math};
+use crate::simt::{self, GSlice, WARP_SIZE, math};
 
-/// This lane's row, feature and range of partials, or `None` past the last row (or feature).
+/// This lane's row, feature and range of partials, or `None` past the last row (or feature), for
+/// `num_rows` split rows of `heads × feat` (`rows`, `first_unit` as in [`CombineParams`]).
 #[inline(always)]
-fn this_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
-    let width = p.heads as usize * p.feat as usize;
+fn this_feature(
+    rows: &GSlice<u32>,
+    first_unit: &GSlice<u32>,
+    num_rows: u32,
+    heads: u32,
+    feat: u32,
+) -> Option<(usize, usize, usize, usize)> {
+    let width = heads as usize * feat as usize;
     let slices = width.div_ceil(WARP_SIZE as usize);
     let w = global_warp() as usize;
     let (r, slice) = (w / slices, w % slices);
     let x = slice * WARP_SIZE as usize + simt::lane_id() as usize;
-    if r >= p.num_rows as usize || x >= width {
+    if r >= num_rows as usize || x >= width {
         return None;
     }
-    let row = p.rows.load(r) as usize;
-    Some((row, x, p.first_unit.load(r) as usize, p.first_unit.load(r + 1) as usize))
+    let row = rows.load(r) as usize;
+    Some((row, x, first_unit.load(r) as usize, first_unit.load(r + 1) as usize))
+}
+
+/// [`this_feature`] of a [`CombineParams`].
+#[inline(always)]
+fn combine_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
+    this_feature(&p.rows, &p.first_unit, p.num_rows, p.heads, p.feat)
+}
+
+/// The merged maximum of a row's chunks `first..last` for one head (`ml(u, 0)` the chunk's max).
+#[inline(always)]
+fn merged_max(first: usize, last: usize, ml: impl Fn(usize, usize) -> f32) -> f32 {
+    let mut m = f32::NEG_INFINITY;
+    for u in first..last {
+        m = m.max(ml(u, 0));
+    }
+    m
 }
 
 /// `Σ_u f(u)` over `first..last`, four independent sums (added in a fixed order) so that four
@@ -55,14 +79,11 @@ fn sum4(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
 kernel! {
     /// Merges the forward partials of each split row into `out` and `lse`.
     pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
-        let Some((row, x, first, last)) = this_feature(p) else { return };
+        let Some((row, x, first, last)) = combine_feature(p) else { return };
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
         let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let mut m = f32::NEG_INFINITY;
-        for u in first..last {
-            m = m.max(ml(u, 0));
-        }
+        let m = merged_max(first, last, ml);
         let l = sum4(first, last, |u| ml(u, 1) * rescale_factor(ml(u, 0), m));
         let acc = sum4(first, last, |u| p.partial_acc.load(u * heads * feat + x) * rescale_factor(ml(u, 0), m));
         let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
@@ -78,9 +99,32 @@ kernel! {
 kernel! {
     /// Sums the backward partials of each split row (or column) into `out`, times `factor`.
     pub kernel ATTENTION_SUM_COMBINE = fn attention_sum_combine(p: &CombineParams) {
-        let Some((row, x, first, last)) = this_feature(p) else { return };
+        let Some((row, x, first, last)) = combine_feature(p) else { return };
         let width = p.heads as usize * p.feat as usize;
         let sum = sum4(first, last, |u| p.partial_acc.load(u * width + x));
         p.out.store(row * width + x, sum * p.factor);
+    }
+}
+
+kernel! {
+    /// Merges the part's partials of each split row into its `out` and `weight`, under the
+    /// chunks' maxima and normalised by the whole row's sum (as [`ATTENTION_FWD_COMBINE`]).
+    pub kernel ATTENTION_FWD_COMBINE_PART = fn attention_fwd_combine_part(p: &CombinePartParams) {
+        let Some((row, x, first, last)) = this_feature(&p.rows, &p.first_unit, p.num_rows, p.heads, p.feat)
+        else {
+            return;
+        };
+        let (heads, feat) = (p.heads as usize, p.feat as usize);
+        let head = x / feat;
+        let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
+        let m = merged_max(first, last, ml);
+        let l = sum4(first, last, |u| ml(u, 1) * rescale_factor(ml(u, 0), m));
+        let acc = sum4(first, last, |u| p.partial_acc.load(u * heads * feat + x) * rescale_factor(ml(u, 0), m));
+        let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+        p.out.store(row * heads * feat + x, acc * inv);
+        if x.is_multiple_of(feat) {
+            let weight = sum4(first, last, |u| p.partial_weight.load(u * heads + head) * rescale_factor(ml(u, 0), m));
+            p.weight.store(row * heads + head, weight * inv);
+        }
     }
 }

@@ -23,18 +23,24 @@
 //! for the backward `(m, 1/l)` (the backward recomputes the scores with the same arithmetic, so
 //! the largest weight comes back as exactly `1/l`); chunks of split rows write the unnormalised
 //! `(m, l, acc)` for [`super::combine`].
+//!
+//! # The part
+//! [`forward_with_part`] also keeps the same sums over the edges in the score's part
+//! ([`Score::in_part`]), under the same running maxima: whole rows write `o⁺ = acc⁺ / l` and
+//! `α⁺ = l⁺ / l`, chunks `(acc⁺, l⁺)` ([`crate::abi::PartOut`]). GAT's backward derives its row
+//! pass from them with no gather (`kernels::gat::node`).
 
-use crate::abi::{ForwardOut, PassEdges};
+use crate::abi::{ForwardOut, PartOut, PassEdges};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
-use crate::kernels::common::lanes::team_merge;
+use crate::kernels::common::lanes::team_merge_with;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::softmax::{Blocked, FoldClock, log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{GSlice, math};
+use crate::simt::{FULL_MASK, GSlice, math, warp};
 
 /// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
 /// operands `k` and values `v`, results to `dst`.
@@ -54,9 +60,32 @@ pub fn forward<
     v: GSlice<f32>,
     dst: &ForwardOut,
 ) {
+    forward_with_part::<V, SLOTS, STEP, DROPOUT, PACKED, false, M>(edges, score, q, k, v, dst, &PartOut::NONE)
+}
+
+/// [`forward`], and with `PART` the sums over the score's part ([`Score::in_part`]) to `part`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn forward_with_part<
+    V: Vector,
+    const SLOTS: usize,
+    const STEP: usize,
+    const DROPOUT: bool,
+    const PACKED: bool,
+    const PART: bool,
+    M: Score<V, SLOTS>,
+>(
+    edges: &PassEdges,
+    score: &M,
+    q: GSlice<f32>,
+    k: GSlice<f32>,
+    v: GSlice<f32>,
+    dst: &ForwardOut,
+    part: &PartOut,
+) {
     let mut units = segment::warp_units::<PACKED>(&edges.units, &edges.shape.lanes);
     while let Some(work) = units.next(&edges.offsets, &edges.units) {
-        forward_unit::<V, SLOTS, STEP, DROPOUT, PACKED, M>(edges, score, q, k, v, dst, &work);
+        forward_unit::<V, SLOTS, STEP, DROPOUT, PACKED, PART, M>(edges, score, q, k, v, dst, part, &work);
     }
 }
 
@@ -69,6 +98,7 @@ fn forward_unit<
     const STEP: usize,
     const DROPOUT: bool,
     const PACKED: bool,
+    const PART: bool,
     M: Score<V, SLOTS>,
 >(
     edges: &PassEdges,
@@ -77,6 +107,7 @@ fn forward_unit<
     k: GSlice<f32>,
     v: GSlice<f32>,
     dst: &ForwardOut,
+    part: &PartOut,
     work: &Work,
 ) {
     let lanes = Lanes::<V>::for_work::<PACKED>(&edges.shape, work);
@@ -89,6 +120,9 @@ fn forward_unit<
         let mut m = [f32::NEG_INFINITY; SLOTS];
         let mut weights = [Blocked::<f32>::zero(); SLOTS];
         let mut sums = [Blocked::<V>::zero(); SLOTS];
+        // The part's sums (PART only), rescaled with the row's.
+        let mut part_weights = [Blocked::<f32>::zero(); SLOTS];
+        let mut part_sums = [Blocked::<V>::zero(); SLOTS];
         let mut clock = FoldClock::new(STEP);
 
         // Main loop over steps of STEP edges per team (uniform trip count across the warp).
@@ -105,10 +139,14 @@ fn forward_unit<
                 |_, _, _| {},
             );
             let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
+            let mut in_part = [[false; SLOTS]; STEP];
             unroll!(STEP, |c| {
                 let s = score.score(&lanes.map, &query, &keys[c]);
                 if valid[c] {
                     scores[c] = s;
+                    if PART {
+                        in_part[c] = score.in_part(&query, &keys[c]);
+                    }
                 }
             });
             unroll!(SLOTS, |s| {
@@ -122,6 +160,10 @@ fn forward_unit<
                     let r = rescale_factor(m[s], step_max);
                     weights[s].scale(r);
                     sums[s].scale(r);
+                    if PART {
+                        part_weights[s].scale(r);
+                        part_sums[s].scale(r);
+                    }
                     m[s] = step_max;
                 }
             });
@@ -132,20 +174,38 @@ fn forward_unit<
                     weights[s].add(w);
                     let kept = w * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
                     sums[s].add_scaled(values[c][s], kept);
+                    if PART {
+                        let in_part = in_part[c][s];
+                        part_weights[s].add(if in_part { w } else { 0.0 });
+                        part_sums[s].add_scaled(values[c][s], if in_part { kept } else { 0.0 });
+                    }
                 });
             });
             if clock.tick() {
                 unroll!(SLOTS, |s| {
                     weights[s].fold();
                     sums[s].fold();
+                    if PART {
+                        part_weights[s].fold();
+                        part_sums[s].fold();
+                    }
                 });
             }
             base += lanes.step_edges(STEP);
         }
         let mut l: [f32; SLOTS] = core::array::from_fn(|s| weights[s].value());
         let mut acc: [V; SLOTS] = core::array::from_fn(|s| sums[s].value());
+        let mut part_l: [f32; SLOTS] = core::array::from_fn(|s| part_weights[s].value());
+        let mut part_acc: [V; SLOTS] = core::array::from_fn(|s| part_sums[s].value());
         if !work.packed {
-            team_merge(&lanes.map, &mut m, &mut l, &mut acc);
+            team_merge_with(&lanes.map, &mut m, &mut l, &mut acc, |s, offset, r_self, r_other| {
+                if PART {
+                    let l_o = warp::shfl_xor(FULL_MASK, part_l[s], offset);
+                    let acc_o = part_acc[s].shfl_xor(offset);
+                    part_l[s] = part_l[s] * r_self + l_o * r_other;
+                    part_acc[s] = acc_o.scale(r_other).add(part_acc[s].scale(r_self));
+                }
+            });
         }
 
         // Epilogue: normalised output and lse, or the partial state of a chunk.
@@ -156,6 +216,12 @@ fn forward_unit<
                 dst.partial_ml.store(2 * at, m[s]);
                 dst.partial_ml.store(2 * at + 1, l[s]);
             });
+            if PART {
+                lanes.store(&part.partial_acc, work.partial, &slots, &part_acc, 1.0);
+                lanes.each_head_leader(&slots, |s, slot| {
+                    part.partial_weight.store(lanes.scalar(work.partial, slot), part_l[s]);
+                });
+            }
         } else {
             let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
             let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
@@ -166,6 +232,13 @@ fn forward_unit<
                 dst.stats.store(2 * at, m[s]);
                 dst.stats.store(2 * at + 1, inv[s]);
             });
+            if PART {
+                let part_out: [V; SLOTS] = core::array::from_fn(|s| part_acc[s].scale(inv[s]));
+                lanes.store(&part.out, work.node, &slots, &part_out, 1.0);
+                lanes.each_head_leader(&slots, |s, slot| {
+                    part.weight.store(lanes.scalar(work.node, slot), part_l[s] * inv[s]);
+                });
+            }
         }
     });
 }

@@ -200,6 +200,14 @@ pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     /// lane and slot of a head. Inactive slots hold zeros; their scores are not used.
     fn score(&self, map: &LaneMap, query: &Self::Query, key: &[Self::Key; SLOTS]) -> [f32; SLOTS];
 
+    /// Whether one edge is in the score's part, per slot (the forward also sums the part when
+    /// asked: [`crate::abi::PartOut`]; GAT: `el_i + er_j > 0`, where LeakyReLU' is 1). Models
+    /// whose forward is never asked for a part keep the default, none.
+    #[inline(always)]
+    fn in_part(&self, _query: &Self::Query, _key: &[Self::Key; SLOTS]) -> [bool; SLOTS] {
+        [false; SLOTS]
+    }
+
     /// `acc + (∂s/∂row)·ds` for slot `s` of one edge, before the final [`Score::grad_scale`]
     /// (`row`, `key`: the slot's operands; `ds`: the gradient of the edge's natural score for
     /// the slot's head).

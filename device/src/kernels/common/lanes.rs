@@ -61,6 +61,20 @@ pub fn team_merge<V: Vector, const SLOTS: usize>(
     l: &mut [f32; SLOTS],
     acc: &mut [V; SLOTS],
 ) {
+    team_merge_with(map, m, l, acc, |_, _, _, _| {});
+}
+
+/// [`team_merge`], and `more(slot, offset, r_self, r_other)` at each of its steps, to merge
+/// further sums under the same maxima (the other team's `x` is `shfl_xor(x, offset)`; the merged
+/// one `x·r_self + x_other·r_other`). `more` is called by every lane alike.
+#[inline(always)]
+pub fn team_merge_with<V: Vector, const SLOTS: usize>(
+    map: &LaneMap,
+    m: &mut [f32; SLOTS],
+    l: &mut [f32; SLOTS],
+    acc: &mut [V; SLOTS],
+    mut more: impl FnMut(usize, u32, f32, f32),
+) {
     let mut offset = map.edge_lanes();
     while offset < WARP_SIZE {
         unroll!(SLOTS, |s| {
@@ -69,6 +83,7 @@ pub fn team_merge<V: Vector, const SLOTS: usize>(
             let acc_o = acc[s].shfl_xor(offset);
             let (m_new, l_new, r_self, r_other) = merge(m[s], l[s], m_o, l_o);
             acc[s] = acc_o.scale(r_other).add(acc[s].scale(r_self));
+            more(s, offset, r_self, r_other);
             m[s] = m_new;
             l[s] = l_new;
         });

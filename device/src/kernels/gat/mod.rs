@@ -7,11 +7,13 @@
 //! `el_i` is read once per row. The backward's row pass gives `d el`, its column pass `d er` and
 //! the aggregation's `dh`; [`node`] carries `d el`, `d er` through the node scores to the features
 //! and the attention vectors. [`dropout`] holds the same table compiled with attention dropout,
-//! so that these kernels spend nothing on it.
+//! so that these kernels spend nothing on it. [`part`] holds the forwards for training, which
+//! also sum each row's positive part, and the row pass that needs no gather after them.
 
 pub mod dropout;
 pub mod edge;
 pub mod node;
+pub mod part;
 mod score;
 
 pub use edge::*;

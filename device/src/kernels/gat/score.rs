@@ -49,6 +49,11 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     }
 
     #[inline(always)]
+    fn in_part(&self, el: &[HeadScalar; SLOTS], er: &[HeadScalar; SLOTS]) -> [bool; SLOTS] {
+        core::array::from_fn(|s| el[s].0 + er[s].0 > 0.0)
+    }
+
+    #[inline(always)]
     fn d_row(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
         self.d_sum(acc, el, er, ds)
     }

@@ -1,0 +1,165 @@
+//! GAT's forward for training (`gat_part_fwd_*`, `gat_drop_part_fwd_*`): the forwards of
+//! [`super::VARIANTS`] and [`super::dropout::VARIANTS`], row for row (same widths, slots and
+//! steps), that also sum the **positive part** of each row: `o⁺_i = Σ_{j: el_i + er_j > 0}
+//! α_ij·factor_ij·h_j` and `α⁺_i = Σ_{j: el_i + er_j > 0} α_ij` ([`crate::abi::PartOut`]).
+//!
+//! With them the backward's row pass reads no neighbour: LeakyReLU' is 1 on the positive part and
+//! `slope` elsewhere, and `Σ_j ds_ij = 0` over a row (`Σ_j α_ij·dα_ij = dO_i·o_i = D_i` and
+//! `Σ_j α_ij = 1`), so
+//!
+//! ```text
+//! d el_i = Σ_j ds_ij·LeakyReLU'_ij = (1 − slope)·Σ_{j positive} α_ij·(dα_ij − D_i)
+//!        = (1 − slope)·(dO_i·o⁺_i − D_i·α⁺_i)
+//! ```
+//!
+//! per head ([`GAT_PART_ROWS`], one warp per [`PART_ROWS_PER_WARP`] (node, head) pairs, lanes
+//! striding over the features; the dot products are butterfly warp sums). The forward pays one more `[N, H, F]` output and the
+//! registers of a second accumulator; the row pass's gather of every edge's `h_j` goes.
+
+use super::LeakyScore;
+use crate::abi::{GatFwdParams, GatPartRowsParams};
+use crate::kernel;
+use crate::kernels::attention::forward;
+use crate::kernels::common::reduce::warp_sum;
+use crate::kernels::common::unroll::unroll;
+use crate::kernels::common::vector::Vector;
+use crate::simt::{self, F4, KernelRef, WARP_SIZE};
+
+/// A forward with the positive part, in the same row of its table as the variant it mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartForward {
+    /// Features per load: 1 or 4.
+    pub width: u32,
+    /// Register slots (vectors) per lane.
+    pub slots: u32,
+    /// Edges per step and team.
+    pub step: u32,
+    /// The forward.
+    pub forward: KernelRef<GatFwdParams>,
+    /// The packed forward, where the mirrored variant has one.
+    pub packed: Option<KernelRef<GatFwdParams>>,
+}
+
+#[inline(always)]
+fn part_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
+    p: &GatFwdParams,
+) {
+    let score = LeakyScore { slope: p.slope };
+    forward::forward_with_part::<V, SLOTS, STEP, DROPOUT, PACKED, true, _>(
+        &p.edges, &score, p.el, p.er, p.h, &p.dst, &p.part,
+    )
+}
+
+/// Declares one table of part forwards: `vector type, width, slots, step: entry [, packed entry]`.
+macro_rules! part_table {
+    (
+        $table:ident, $dropout:literal, $doc:literal;
+        $( $v:ty, $width:literal, $slots:literal, $step:literal: $fconst:ident $fwd:ident
+            $(, packed $pconst:ident $pfwd:ident)?; )*
+    ) => {
+        $(
+            $crate::kernel! {
+                #[doc = concat!($doc, ", ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                pub kernel $fconst = fn $fwd(p: &GatFwdParams) {
+                    part_body::<$v, $slots, $step, $dropout, false>(p)
+                }
+            }
+            $(
+                $crate::kernel! {
+                    #[doc = concat!($doc, ", packed, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                    pub kernel $pconst = fn $pfwd(p: &GatFwdParams) {
+                        part_body::<$v, $slots, $step, $dropout, true>(p)
+                    }
+                }
+            )?
+        )*
+
+        #[doc = concat!("Every ", $doc, ", row for row with the forwards it mirrors.")]
+        pub const $table: &[PartForward] = &[$(
+            PartForward {
+                width: $width,
+                slots: $slots,
+                step: $step,
+                forward: $fconst,
+                packed: part_table!(@packed $($pconst)?),
+            },
+        )*];
+    };
+    (@packed) => { None };
+    (@packed $pconst:ident) => { Some($pconst) };
+}
+
+part_table! {
+    VARIANTS, false, "GAT forward with the positive part";
+    f32, 1, 1, 4: GAT_PART_FWD_W1_S1 gat_part_fwd_w1_s1, packed GAT_PART_FWD_PACKED_W1_S1 gat_part_fwd_packed_w1_s1;
+    f32, 1, 2, 4: GAT_PART_FWD_W1_S2 gat_part_fwd_w1_s2;
+    f32, 1, 4, 2: GAT_PART_FWD_W1_S4 gat_part_fwd_w1_s4;
+    f32, 1, 8, 1: GAT_PART_FWD_W1_S8 gat_part_fwd_w1_s8;
+    F4, 4, 1, 4: GAT_PART_FWD_W4_S1 gat_part_fwd_w4_s1, packed GAT_PART_FWD_PACKED_W4_S1 gat_part_fwd_packed_w4_s1;
+    F4, 4, 2, 4: GAT_PART_FWD_W4_S2 gat_part_fwd_w4_s2;
+    F4, 4, 4, 2: GAT_PART_FWD_W4_S4 gat_part_fwd_w4_s4;
+    F4, 4, 8, 1: GAT_PART_FWD_W4_S8 gat_part_fwd_w4_s8;
+}
+
+/// The same with attention dropout, mirroring [`super::dropout::VARIANTS`].
+pub mod dropout {
+    use super::{PartForward, part_body};
+    use crate::abi::GatFwdParams;
+    use crate::simt::F4;
+
+    part_table! {
+        VARIANTS, true, "GAT forward with dropout and the positive part";
+        f32, 1, 1, 4: GAT_DROP_PART_FWD_W1_S1 gat_drop_part_fwd_w1_s1,
+            packed GAT_DROP_PART_FWD_PACKED_W1_S1 gat_drop_part_fwd_packed_w1_s1;
+        f32, 1, 2, 4: GAT_DROP_PART_FWD_W1_S2 gat_drop_part_fwd_w1_s2;
+        f32, 1, 4, 2: GAT_DROP_PART_FWD_W1_S4 gat_drop_part_fwd_w1_s4;
+        f32, 1, 8, 1: GAT_DROP_PART_FWD_W1_S8 gat_drop_part_fwd_w1_s8;
+        F4, 4, 1, 4: GAT_DROP_PART_FWD_W4_S1 gat_drop_part_fwd_w4_s1,
+            packed GAT_DROP_PART_FWD_PACKED_W4_S1 gat_drop_part_fwd_packed_w4_s1;
+        F4, 4, 2, 4: GAT_DROP_PART_FWD_W4_S2 gat_drop_part_fwd_w4_s2;
+        F4, 4, 4, 2: GAT_DROP_PART_FWD_W4_S4 gat_drop_part_fwd_w4_s4;
+        F4, 4, 8, 1: GAT_DROP_PART_FWD_W4_S8 gat_drop_part_fwd_w4_s8;
+    }
+}
+
+/// (node, head) pairs one warp of [`GAT_PART_ROWS`] takes (their loads in flight together).
+pub const PART_ROWS_PER_WARP: usize = 4;
+
+kernel! {
+    /// The backward's row pass from the positive part: `delta[n, h] = dO·o` and
+    /// `d_el[n, h] = (1 − slope)·(dO·o⁺ − delta·α⁺)`.
+    pub kernel GAT_PART_ROWS = fn gat_part_rows(p: &GatPartRowsParams) {
+        let warps = simt::block_dim().x / WARP_SIZE;
+        let w = simt::block_idx().x as u64 * warps as u64 + simt::warp_id() as u64;
+        let total = p.nodes as u64 * p.heads as u64;
+        let first = w * PART_ROWS_PER_WARP as u64;
+        if first >= total {
+            return;
+        }
+        let (first, total, feat) = (first as usize, total as usize, p.feat as usize);
+        let lane = simt::lane_id() as usize;
+        let mut delta = [0.0f32; PART_ROWS_PER_WARP];
+        let mut positive = [0.0f32; PART_ROWS_PER_WARP];
+        let mut f = lane;
+        while f < feat {
+            unroll!(PART_ROWS_PER_WARP, |i| {
+                let nh = first + i;
+                if nh < total {
+                    let at = nh * feat + f;
+                    let d_out = p.d_out.load(at);
+                    delta[i] += d_out * p.out.load(at);
+                    positive[i] += d_out * p.part_out.load(at);
+                }
+            });
+            f += WARP_SIZE as usize;
+        }
+        unroll!(PART_ROWS_PER_WARP, |i| {
+            let nh = first + i;
+            let (delta, positive) = (warp_sum(delta[i]), warp_sum(positive[i]));
+            if lane == 0 && nh < total {
+                p.delta.store(nh, delta);
+                p.d_el.store(nh, (1.0 - p.slope) * (positive - delta * p.part_weight.load(nh)));
+            }
+        });
+    }
+}
