@@ -215,33 +215,39 @@ pub unsafe fn gt_backward(
 
 /// GAT's forward from node scores: `out = softmax(LeakyReLU(el_i + er_j) over the edges)·h` and
 /// its saved state, with attention `dropout`. `h` is `[N_src, H, F]`, `el` `[N_dst, H]`, `er`
-/// `[N_src, H]`.
+/// `[N_src, H]`. With `part` (`o⁺` `[N_dst, H, F]`, `α⁺` `[N_dst, H]`: a forward for training)
+/// the forward also saves the positive part there, for a backward whose row pass needs no gather;
+/// left unwritten where the plan saves none ([`Gat::plans_part`]; the backward then ignores it).
 ///
 /// # Safety
-/// As [`gt_forward`].
+/// As [`gt_forward`], and for `part`'s two.
 pub unsafe fn gat_forward(
     gat: &Gat<'_, '_>,
     call: Call,
-    h: External,
-    el: External,
-    er: External,
+    (h, el, er): (External, External, External),
     dropout: Dropout,
     saved: Saved,
+    part: Option<(External, External)>,
 ) -> Result<usize> {
     let backend = gat.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
         run(backend, call, || {
             let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
-            let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?, false)?;
-            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
+            let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?, part.is_some())?;
+            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
+            if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
+                write(backend, "gat forward", "part out", o, part_out)?;
+                write(backend, "gat forward", "part weight", w, part_weight)?;
+            }
+            Ok(())
         })
     }
 }
 
 /// GAT's backward from the forward's saved state and its `dropout` (the mask is regenerated):
 /// the gradients with respect to `h` (through the aggregation), `el` and `er`, written into
-/// `dh`, `d_el` and `d_er`.
+/// `dh`, `d_el` and `d_er`; `part` is what [`gat_forward`] was given for the positive part.
 ///
 /// # Safety
 /// As [`gt_backward`].
@@ -251,7 +257,7 @@ pub unsafe fn gat_backward(
     call: Call,
     (h, el, er): (External, External, External),
     dropout: Dropout,
-    saved: Saved,
+    (saved, part): (Saved, Option<(External, External)>),
     d_out: External,
     (dh, d_el, d_er): (External, External, External),
 ) -> Result<usize> {
@@ -262,7 +268,11 @@ pub unsafe fn gat_backward(
             let (h, el, er, d_out) =
                 (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
-            let fwd = gat.saved_forward_with(&h, &el, &er, (out, lse, stats), dropout.params()?)?;
+            let part = match part.filter(|_| gat.plans_part()) {
+                Some((o, w)) => Some((borrow(backend, o)?, borrow(backend, w)?)),
+                None => None,
+            };
+            let fwd = gat.saved_forward_with(&h, &el, &er, (out, lse, stats), part, dropout.params()?)?;
             let grads = gat.backward_precomputed(&fwd, &d_out)?;
             write(backend, "gat backward", "dh", &grads.dh, dh)?;
             write(backend, "gat backward", "d_el", &grads.d_el, d_el)?;

@@ -319,16 +319,37 @@ impl<'g, 'b> Gat<'g, 'b> {
         lse: Buffer<f32>,
         stats: Buffer<f32>,
     ) -> Result<GatForward<'a>> {
-        self.saved_forward_with(h, el, er, (out, lse, stats), self.dropout)
+        self.saved_forward_with(h, el, er, (out, lse, stats), None, self.dropout)
     }
 
-    /// [`Gat::saved_forward`] of a forward that ran with `dropout`.
+    /// [`Gat::saved_forward`] with the positive part the forward saved too ([`GatForward::part`]:
+    /// `o⁺` `[N_dst, H, F]`, `α⁺` `[N_dst, H]`), so that the backward's row pass reads it instead
+    /// of gathering. The part is ignored where this plan's forward saves none
+    /// ([`Gat::plans_part`]).
+    pub fn saved_forward_with_part<'a>(
+        &self,
+        (h, el, er): (&'a Buffer<f32>, &'a Buffer<f32>, &'a Buffer<f32>),
+        (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        part: (Buffer<f32>, Buffer<f32>),
+    ) -> Result<GatForward<'a>> {
+        self.saved_forward_with(h, el, er, (out, lse, stats), Some(part), self.dropout)
+    }
+
+    /// Whether this plan's forward saves the positive part when asked ([`Gat::set_saves_part`]):
+    /// the fused schedules but `row_group`.
+    pub fn plans_part(&self) -> bool {
+        self.fused.forward.is_some() && self.fused.groups.is_none()
+    }
+
+    /// [`Gat::saved_forward`] of a forward that ran with `dropout`, with its positive part if it
+    /// saved one.
     pub(crate) fn saved_forward_with<'a>(
         &self,
         h: &'a Buffer<f32>,
         el: &'a Buffer<f32>,
         er: &'a Buffer<f32>,
         (out, lse, stats): (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        part: Option<(Buffer<f32>, Buffer<f32>)>,
         dropout: DropoutParams,
     ) -> Result<GatForward<'a>> {
         let g = self.graph();
@@ -340,6 +361,11 @@ impl<'g, 'b> Gat<'g, 'b> {
         self.check("gat backward", "lse", lse.len(), nh(g.num_dst()))?;
         self.check("gat backward", "stats", stats.len(), 2 * nh(g.num_dst()))?;
         let stats = if self.fused.forward.is_some() { stats } else { self.backend().alloc::<f32>(0)? };
+        let part = part.filter(|_| self.plans_part());
+        if let Some((part_out, part_weight)) = &part {
+            self.check("gat backward", "part out", part_out.len(), self.fused.features(g.num_dst()))?;
+            self.check("gat backward", "part weight", part_weight.len(), nh(g.num_dst()))?;
+        }
         Ok(GatForward {
             out,
             lse,
@@ -350,7 +376,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             h: h.view(),
             full: None,
             dropout,
-            part: None,
+            part,
             _inputs: std::marker::PhantomData,
         })
     }
@@ -425,14 +451,8 @@ impl<'g, 'b> Gat<'g, 'b> {
             unsafe { f.launch_groups(groups, &variant.group, &params)? };
         }
         // The positive part, where this forward can save it (every row in this pass).
-        let part_variant = match (saves_part, &f.groups) {
-            (true, None) => Some(pass.variant(if dropout.threshold != 0 {
-                gat::part::dropout::VARIANTS
-            } else {
-                gat::part::VARIANTS
-            })?),
-            _ => None,
-        };
+        let part_table = if dropout.threshold != 0 { gat::part::dropout::VARIANTS } else { gat::part::VARIANTS };
+        let part_variant = (saves_part && self.plans_part()).then(|| pass.variant(part_table)).transpose()?;
         let mut part = part_variant
             .map(|_| Ok::<_, Error>((backend.alloc::<f32>(f.features(g.num_dst()))?, backend.alloc::<f32>(nh)?)))
             .transpose()?;

@@ -65,6 +65,10 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     );
     let (bel, ber) = (up_(&el), up_(&er));
     gat.set_saves_part(false);
+    // The forward without the part (for inference) gives the same output, bit for bit.
+    let inference = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    assert_eq!(down(&inference.out), out, "{context}");
+    assert_eq!(down(&inference.lse), down(&fwd.lse), "{context}");
     let pfwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
     assert!(pfwd.part().is_none());
     let pgrads = gat.backward_precomputed(&pfwd, &up_(&d_out)).unwrap();
@@ -187,6 +191,21 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
         compare("d_er", &down(&pgrads.d_er), &png.d_er, &prg.d_er),
     ];
     assert_passed(&checks, &format!("precomputed {context}"));
+
+    // The same from a saved forward with its positive part (the PyTorch binding's path).
+    if let Some((part_out, part_weight)) = pfwd.part() {
+        let part = (up_(&down(part_out)), up_(&down(part_weight)));
+        let saved = (up_(&out), up_(&lse), up_(&stats));
+        let with_part = gat.saved_forward_with_part((&bh, &bel, &ber), saved, part).unwrap();
+        assert!(with_part.part().is_some(), "{context}");
+        let pgrads = gat.backward_precomputed(&with_part, &bd).unwrap();
+        let checks = [
+            compare("dh", &down(&pgrads.dh), &png.dh, &prg.dh),
+            compare("d_el", &down(&pgrads.d_el), &png.d_el, &prg.d_el),
+            compare("d_er", &down(&pgrads.d_er), &png.d_er, &prg.d_er),
+        ];
+        assert_passed(&checks, &format!("precomputed, saved with the part {context}"));
+    }
 
     let again = gat.backward(&gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap(), &bd).unwrap();
     assert_eq!(down(&again.dh), down(&grads.dh), "{context}");

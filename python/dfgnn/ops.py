@@ -67,20 +67,21 @@ def _empty(x: Tensor, *shape: int) -> Tensor:
     return torch.empty(shape or x.shape, dtype=torch.float32, device=x.device)
 
 
-def _call(graph: Graph, entry, key: tuple, *args):
+def _call(graph: Graph, entry, key: tuple, *args, mode: object = None):
     """Runs the extension's ``entry(prepared, *key, stream, workspace, *args)`` as one call: on
-    the device's current stream, with a workspace from ``torch.empty`` measured once per op and
-    shape (``key`` is (heads, features) and the op's parameter, if it has one; the size does not
-    depend on the parameter).
+    the device's current stream, with a workspace from ``torch.empty`` measured once per op,
+    shape and ``mode`` (``key`` is (heads, features) and the op's parameter, if it has one; the
+    size does not depend on the parameter; ``mode`` names what else it depends on, e.g. whether
+    GAT's forward saves its positive part).
     On CUDA the graph's device is made current for the call (and the previous one restored)."""
     if graph.device.type != "cuda":
-        return _call_on(graph, None, entry, key, *args)
+        return _call_on(graph, None, entry, key, mode, *args)
     with torch.cuda.device(graph.device):
-        return _call_on(graph, torch.cuda.current_stream(graph.device).cuda_stream, entry, key, *args)
+        return _call_on(graph, torch.cuda.current_stream(graph.device).cuda_stream, entry, key, mode, *args)
 
 
-def _call_on(graph: Graph, stream: int | None, entry, key: tuple, *args):
-    shape_key = (entry.__name__, *key[:2])
+def _call_on(graph: Graph, stream: int | None, entry, key: tuple, mode: object, *args):
+    shape_key = (entry.__name__, *key[:2], mode)
     size = graph._workspace.get(shape_key)
     if size is None:
         size = entry(graph._prepared, *key, stream, None, *args)
@@ -294,22 +295,55 @@ def _check_gat(h: Tensor, el: Tensor, er: Tensor, graph: Graph) -> tuple[int, in
 
 @torch.library.custom_op("dfgnn::gat_forward", mutates_args=())
 def _gat_forward(
-    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
-) -> tuple[Tensor, Tensor, Tensor]:
+    h: Tensor,
+    el: Tensor,
+    er: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+    train: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     graph = _lookup(graph_id)
     heads, feat = _check_gat(h, el, er, graph)
     h, el, er = _ready("h", h), _ready("el", el), _ready("er", er)
     saved = _saved_like(h, graph.num_dst, heads, feat)
-    _call(graph, _dfgnn._gat_forward, (heads, feat, slope), _ptrs(h, el, er), _dropout_arg(dropout, seed), _ptrs(*saved))
-    return saved
+    part = _gat_part_like(h, graph.num_dst, heads, feat, train)
+    _call(
+        graph,
+        _dfgnn._gat_forward,
+        (heads, feat, slope),
+        _ptrs(h, el, er),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        _ptrs(*part) if train else None,
+        mode=train,
+    )
+    return (*saved, *part)
+
+
+def _gat_part_like(x: Tensor, nodes: int, heads: int, feat: int, train: bool) -> tuple[Tensor, Tensor]:
+    """The positive part a forward for training saves for its backward (``o⁺`` ``[nodes, H, F]``,
+    ``α⁺`` ``[nodes, H]``: the row pass then reads no neighbour); empty outside training."""
+    if not train:
+        return _empty(x, 0), _empty(x, 0)
+    return _empty(x, nodes, heads, feat), _empty(x, nodes, heads)
 
 
 @_gat_forward.register_fake
 def _(
-    h: Tensor, el: Tensor, er: Tensor, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
-) -> tuple[Tensor, Tensor, Tensor]:
+    h: Tensor,
+    el: Tensor,
+    er: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+    train: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     n, heads = el.shape
-    return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2)
+    part = (h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads)) if train else (h.new_empty(0), h.new_empty(0))
+    return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2), *part
 
 
 @torch.library.custom_op("dfgnn::gat_backward", mutates_args=())
@@ -320,6 +354,8 @@ def _gat_backward(
     out: Tensor,
     lse: Tensor,
     stats: Tensor,
+    part_out: Tensor,
+    part_weight: Tensor,
     d_out: Tensor,
     graph_id: int,
     slope: float,
@@ -331,6 +367,9 @@ def _gat_backward(
     _check_features("d_out", d_out, graph.num_dst, graph)
     h, el, er, d_out = _ready("h", h), _ready("el", el), _ready("er", er), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
+    part = None
+    if part_out.numel() > 0:
+        part = _ptrs(_ready("part_out", part_out), _ready("part_weight", part_weight))
     dh, d_el, d_er = _empty(h), _empty(el), _empty(er)
     _call(
         graph,
@@ -339,37 +378,52 @@ def _gat_backward(
         _ptrs(h, el, er),
         _dropout_arg(dropout, seed),
         _ptrs(*saved),
+        part,
         d_out.data_ptr(),
         _ptrs(dh, d_el, d_er),
+        mode=part is not None,
     )
     return dh, d_el, d_er
 
 
 @_gat_backward.register_fake
 def _(
-    h, el, er, out, lse, stats, d_out, graph_id: int, slope: float, dropout: float, seed: Optional[Tensor]
+    h,
+    el,
+    er,
+    out,
+    lse,
+    stats,
+    part_out,
+    part_weight,
+    d_out,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
 ) -> tuple[Tensor, Tensor, Tensor]:
     return h.new_empty(h.shape), el.new_empty(el.shape), er.new_empty(er.shape)
 
 
 def _gat_setup(ctx, inputs, output) -> None:
-    h, el, er, graph_id, slope, dropout, seed = inputs
-    out, lse, stats = output
+    h, el, er, graph_id, slope, dropout, seed, _train = inputs
+    out, lse, stats, part_out, part_weight = output
     # The backward regenerates the forward's mask from the same seed (saved, never redrawn).
-    ctx.save_for_backward(h, el, er, out, lse, stats, seed)
+    ctx.save_for_backward(h, el, er, out, lse, stats, part_out, part_weight, seed)
     ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
     # The autograd graph keeps the dfgnn Graph alive until the backward has run: a layer may
     # have made it from a temporary edge_index (`conv(x, edge_index.cuda())`).
     ctx.graph = _lookup(graph_id)
-    ctx.mark_non_differentiable(lse, stats)
+    ctx.mark_non_differentiable(lse, stats, part_out, part_weight)
 
 
-def _gat_grad(ctx, d_out: Tensor, _d_lse, _d_stats):
-    h, el, er, out, lse, stats, seed = ctx.saved_tensors
+def _gat_grad(ctx, d_out: Tensor, _d_lse, _d_stats, _d_part_out, _d_part_weight):
+    h, el, er, out, lse, stats, part_out, part_weight, seed = ctx.saved_tensors
+    saved = (out, lse, stats, part_out, part_weight)
     dh, d_el, d_er = _gat_backward(
-        h, el, er, out, lse, stats, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+        h, el, er, *saved, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
     )
-    return dh, d_el, d_er, None, None, None, None
+    return dh, d_el, d_er, None, None, None, None, None
 
 
 _gat_forward.register_autograd(_gat_grad, setup_context=_gat_setup)
@@ -411,7 +465,10 @@ def gat_attention(
         raise ValueError(f"negative_slope must be finite, not {slope}")
     p = _check_dropout(dropout)
     seed_t = _draw_seed(p, seed)
-    out, lse, _ = _gat_forward(h, el, er, graph.id, slope, p, seed_t)
+    # A forward for training also saves the positive part, from which the backward's row pass
+    # reads no neighbour (one more [num_dst, H, F] saved per layer).
+    train = torch.is_grad_enabled() and (h.requires_grad or el.requires_grad or er.requires_grad)
+    out, lse, *_ = _gat_forward(h, el, er, graph.id, slope, p, seed_t, train)
     if not return_attention_weights:
         return out
     src, dst = graph.edge_index[0], graph.edge_index[1]

@@ -356,7 +356,8 @@ fn _gt_backward(
 
 /// GAT forward from node scores `el` (`[N_dst, H]`) and `er` (`[N_src, H]`) over `h`
 /// (`[N_src, H, F]`), with attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as
-/// `_gt_forward`).
+/// `_gt_forward`), and with `part` (`o⁺` `[N_dst, H, F]`, `α⁺` `[N_dst, H]`: a forward for
+/// training) the positive part its backward reads instead of gathering.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_forward(
@@ -370,20 +371,27 @@ fn _gat_forward(
     inputs: (usize, usize, usize),
     dropout: (f32, u64),
     out: (usize, usize, usize),
+    part: Option<(usize, usize)>,
 ) -> PyResult<usize> {
     let (h, el, er) = inputs;
     let dropout = Dropout { p: dropout.0, seed: dropout.1 };
     let op = gat(graph, heads, feat, slope)?;
     let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
-    let (h, el, er) = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
-    let out = saved(out, dst, heads, feat);
-    // SAFETY: as in `_gt_forward`.
-    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), h, el, er, dropout, out) }).map_err(to_py)
+    let inputs = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
+    let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
+    // SAFETY: as in `_gt_forward` (the part's two are the caller's outputs too).
+    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), inputs, dropout, out, part) })
+        .map_err(to_py)
 }
 
-/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state and dropout (as
-/// `_gt_backward`).
+/// GAT's positive part `(o⁺, α⁺)` at `(addresses)` for `nodes` destinations, if given.
+fn gat_part(part: Option<(usize, usize)>, nodes: usize, heads: u32, feat: u32) -> Option<(External, External)> {
+    part.map(|(o, w)| (features(o, nodes, heads, feat), features(w, nodes, heads, 1)))
+}
+
+/// GAT backward into `dh`, `d_el`, `d_er` from the forward's saved state (with its positive part
+/// when it saved one) and dropout (as `_gt_backward`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn _gat_backward(
@@ -397,6 +405,7 @@ fn _gat_backward(
     inputs: (usize, usize, usize),
     dropout: (f32, u64),
     out: (usize, usize, usize),
+    part: Option<(usize, usize)>,
     d_out: usize,
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
@@ -409,8 +418,9 @@ fn _gat_backward(
     let inputs = (f(h, src, feat), f(el, dst, 1), f(er, src, 1));
     let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
     let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
+    let saved = (out, gat_part(part, dst, heads, feat));
     // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, dropout, out, d_out, grads) })
+    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, dropout, saved, d_out, grads) })
         .map_err(to_py)
 }
 

@@ -107,6 +107,26 @@ def test_gat_forward_backward_and_weights_match_the_f64_reference(graph_case, sh
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
 
 
+def test_gat_saves_the_positive_part_only_for_training_with_the_same_output(graph_case, shape):
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads, feat = shape
+    (h,) = (x.float() for x in _inputs(31, shape, num_src))
+    g = torch.Generator().manual_seed(32)
+    el, er = torch.randn(num_dst, heads, generator=g), torch.randn(num_src, heads, generator=g)
+    with torch.no_grad():
+        inference = gat_attention(h, el, er, graph)
+    training = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, True)
+    plain = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, False)
+    assert list(training[3].shape) == [num_dst, heads, feat], name
+    assert list(training[4].shape) == [num_dst, heads], name
+    assert plain[3].numel() == 0 and plain[4].numel() == 0, name
+    # Saving the part changes no bit of the output or the softmax state.
+    for i in range(3):
+        assert torch.equal(training[i], plain[i]), f"{name} output {i}"
+    assert torch.equal(training[0], inference), name
+
+
 @pytest.mark.parametrize("p", [0.3, 0.8])
 def test_gat_dropout_matches_the_f64_reference_with_the_same_mask(graph_case, shape, p):
     name, edge_index, num_src, num_dst = graph_case
