@@ -497,31 +497,41 @@ mod tests {
         let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
         let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
         let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
-        for dropout in [Dropout::OFF, Dropout { p: 0.4, seed: 7 }] {
+        for (dropout, with_part) in [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)] {
             gat.set_dropout(dropout.p, dropout.seed).unwrap();
+            gat.set_saves_part(with_part);
             let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+            assert_eq!(fwd.part().is_some(), with_part);
             let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
-            // The external calls pass their dropout; the one set on the op is not theirs.
+            // The external calls pass their dropout and part; the ones set on the op are not theirs.
             gat.set_dropout(0.9, 1).unwrap();
+            gat.set_saves_part(!with_part);
 
             let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+            let (part_out, part_weight) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3));
+            let part = with_part.then(|| (part_out.external(), part_weight.external()));
             let inputs = (h.external(), el.external(), er.external());
             // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
             in_workspace(&backend, |call| unsafe {
-                gat_forward(&gat, call, inputs.0, inputs.1, inputs.2, dropout, saved(&out, &lse, &stats))
+                gat_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part)
             })
             .unwrap();
-            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
+            let context = format!("{dropout:?} part {with_part}");
+            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
+            if let Some((o, w)) = fwd.part() {
+                assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
+                assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+            }
             let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
             let grads_out = (dh.external(), d_el.external(), d_er.external());
             // SAFETY: as above.
             in_workspace(&backend, |call| unsafe {
-                gat_backward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), d.external(), grads_out)
+                gat_backward(&gat, call, inputs, dropout, (saved(&out, &lse, &stats), part), d.external(), grads_out)
             })
             .unwrap();
-            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{dropout:?}");
-            assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap(), "{dropout:?}");
-            assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap(), "{dropout:?}");
+            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
+            assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap(), "{context}");
+            assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap(), "{context}");
         }
         assert!(dropout_keep(Dropout::OFF, 3, 1).unwrap());
         assert!(dropout_keep(Dropout { p: 1.0, seed: 0 }, 0, 0).is_err());
