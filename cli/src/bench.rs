@@ -83,13 +83,19 @@ pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u
     };
     // Backward. Row pass: out, d_out, el and the two stats read, D and d el written per
     // destination; h and er gathered. Column pass: h and er read, d er and dh written per source;
-    // d_out, el, the two stats and D gathered. Then the node kernels: dh += d er·a_src (d er, dh
-    // read, dh written), dh_dst = d el·a_dst (d el read, dh_dst written), and the vector
-    // gradients (d er with h, d el with h_dst).
+    // d_out, el, the two stats and D gathered. Then the node backward, one pass per feature
+    // array: dh += d er·a_src in place with da_src's partials from h (h, dh and d er read, dh
+    // written); on a square graph h is h_dst, and the same pass adds d el·a_dst and makes da_dst's
+    // partials (d el read beside them), else a second pass over h_dst (h_dst and d el read,
+    // dh_dst written).
     let csc = 8.0 * (ns + 1.0) + 4.0 * e;
     let rows_pass = graph + nd * (2.0 * row + 5.0 * scalar);
     let cols_pass = csc + ns * (2.0 * row + 2.0 * scalar);
-    let node_kernels = ns * (2.0 * row + scalar) + nd * (row + scalar) + ns * (row + scalar) + nd * (row + scalar);
+    let node_kernels = if num_dst == num_src {
+        ns * (3.0 * row + 2.0 * scalar)
+    } else {
+        ns * (3.0 * row + scalar) + nd * (2.0 * row + scalar)
+    };
     let (gather_src, gather_dst) = (row + scalar, row + 4.0 * scalar);
     let bwd = ByteModel {
         compulsory: rows_pass + cols_pass + node_kernels + ns * gather_src + nd * gather_dst,

@@ -1,8 +1,10 @@
 //! GAT against the f64 reference under the project's tolerance rule
 //! (`dfgnn_reference::precision`) for a spread of shapes, every schedule and kernel variant, both
-//! entry points (features + attention vectors, and precomputed node scores): on the emulator
-//! always, and on CUDA device 0 with `--ignored` (those tests are ignored otherwise, and fail
-//! without a device); and with attention dropout against the reference fed the same mask.
+//! entry points (features + attention vectors, and precomputed node scores; the features as two
+//! arrays, and on the default plan also as one passed as both, whose `dh` then holds `dh_dst`):
+//! on the emulator always, and on CUDA device 0 with `--ignored` (those tests are ignored
+//! otherwise, and fail without a device); and with attention dropout against the reference fed
+//! the same mask.
 
 mod common;
 
@@ -18,7 +20,9 @@ use rand_chacha::ChaCha8Rng;
 
 const SLOPE: f32 = 0.2;
 
-fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
+/// GAT against the reference; with `one_array`, `h` is passed as `h_dst` too (the destinations'
+/// features are the sources', as in a GAT layer), and `dh` must be the whole gradient of `h`.
+fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, one_array: bool) {
     let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64);
     let g = graph(&mut rng, 40, 40);
     let dg = DeviceGraph::new(backend, &g).unwrap();
@@ -26,11 +30,13 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let hf = (heads * feat) as usize;
     let mut rand_vec = |n: usize, s: f32| (0..n).map(|_| s * rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
     let (h, h_dst, d_out) = (rand_vec(n, 1.0), rand_vec(n, 1.0), rand_vec(n, 1.0));
+    let h_dst = if one_array { h.clone() } else { h_dst };
     let (a_dst, a_src) = (rand_vec(hf, 2.0), rand_vec(hf, 2.0));
     let gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
     let up_ = |x: &[f32]| backend.upload(x).unwrap();
     let (bh, bh_dst, ba_dst, ba_src) = (up_(&h), up_(&h_dst), up_(&a_dst), up_(&a_src));
-    let fwd = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    let bh_dst = if one_array { &bh } else { &bh_dst };
+    let fwd = gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap();
     let out = backend.download(&fwd.out).unwrap();
     let grads = gat.backward(&fwd, &up_(&d_out)).unwrap();
     let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
@@ -43,15 +49,28 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let naive = gat_forward(&p, dims, &h, &h_dst, &a_dst, &a_src, s32).unwrap();
     let ng = gat_backward(&p, dims, &h, &h_dst, &a_dst, &a_src, s32, &naive.out, &naive.lse, &d_out).unwrap();
     let down = |b: &dfgnn::Buffer<f32>| backend.download(b).unwrap();
-    let checks = [
-        compare("out", &out, &naive.out, &r.out),
-        compare("lse", &down(&fwd.lse), &naive.lse, &r.lse),
-        compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
-        compare("dh_dst", &down(&grads.dh_dst), &ng.dh_dst, &rg.dh_dst),
+    let context = format!("GAT H={heads} F={feat} {options:?} one_array={one_array}\n{}", gat.plan());
+    let dh = match &grads.dh_dst {
+        Some(dh_dst) => {
+            assert!(!one_array, "{context}: dh_dst not folded into dh");
+            vec![
+                compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
+                compare("dh_dst", &down(dh_dst), &ng.dh_dst, &rg.dh_dst),
+            ]
+        }
+        None => {
+            assert!(one_array, "{context}: dh_dst folded though h_dst is its own array");
+            let (n_dh, r_dh) = (add(&ng.dh, &ng.dh_dst), add(&rg.dh, &rg.dh_dst));
+            vec![compare("dh + dh_dst", &down(&grads.dh), &n_dh, &r_dh)]
+        }
+    };
+    let mut checks =
+        vec![compare("out", &out, &naive.out, &r.out), compare("lse", &down(&fwd.lse), &naive.lse, &r.lse)];
+    checks.extend(dh);
+    checks.extend([
         compare("da_dst", &down(&grads.da_dst), &ng.da_dst, &rg.da_dst),
         compare("da_src", &down(&grads.da_src), &ng.da_src, &rg.da_src),
-    ];
-    let context = format!("GAT H={heads} F={feat} {options:?}\n{}", gat.plan());
+    ]);
     assert_passed(&checks, &context);
 
     // The precomputed entry point, from f32 node scores (the reference's, rounded).
@@ -76,37 +95,40 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     assert_passed(&checks, &format!("precomputed {context}"));
 
     // Deterministic: a second run gives the same bits.
-    let again = gat.backward(&gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap(), &up_(&d_out)).unwrap();
+    let again = gat.backward(&gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap(), &up_(&d_out)).unwrap();
     assert_eq!(down(&again.da_src), down(&grads.da_src));
+    assert_eq!(down(&again.da_dst), down(&grads.da_dst));
     assert_eq!(down(&again.dh), down(&grads.dh));
+}
+
+/// The element-wise sum of two gradients of one array (the reference's `dh + dh_dst`).
+fn add<T: Copy + std::ops::Add<Output = T>>(a: &[T], b: &[T]) -> Vec<T> {
+    a.iter().zip(b).map(|(&x, &y)| x + y).collect()
 }
 
 fn spread(backend: &Backend) {
     for (h, f) in [(1, 1), (1, 7), (2, 3), (3, 33), (4, 64), (1, 128), (2, 256)] {
-        check(backend, h, f, PlanOptions::default());
-        check(backend, h, f, common::split_options());
+        check(backend, h, f, PlanOptions::default(), false);
+        check(backend, h, f, PlanOptions::default(), true);
+        check(backend, h, f, common::split_options(), false);
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
-            check(backend, h, f, PlanOptions { schedule, ..Default::default() });
+            check(backend, h, f, PlanOptions { schedule, ..Default::default() }, false);
         }
-        check(backend, h, f, common::group_options());
+        check(backend, h, f, common::group_options(), false);
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {
             for scalar_loads in [false, true] {
                 let options = PlanOptions { max_slots: Some(max_slots), scalar_loads, ..Default::default() };
-                check(backend, h, f, options.clone());
-                check(backend, h, f, PlanOptions { schedule: Schedule::RowGroup, ..options.clone() });
-                check(
-                    backend,
-                    h,
-                    f,
-                    PlanOptions {
-                        schedule: Schedule::RowSplit,
-                        split_threshold: Some(16),
-                        chunk_edges: Some(10),
-                        ..options
-                    },
-                );
+                check(backend, h, f, options.clone(), false);
+                check(backend, h, f, PlanOptions { schedule: Schedule::RowGroup, ..options.clone() }, false);
+                let split = PlanOptions {
+                    schedule: Schedule::RowSplit,
+                    split_threshold: Some(16),
+                    chunk_edges: Some(10),
+                    ..options
+                };
+                check(backend, h, f, split, false);
             }
         }
     }
@@ -152,7 +174,7 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
         compare("out", &down(&fwd.out), &nf.out, &r.out),
         compare("lse", &down(&fwd.lse), &nf.lse, &r.lse),
         compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
-        compare("dh_dst", &down(&grads.dh_dst), &ng.dh_dst, &rg.dh_dst),
+        compare("dh_dst", &down(grads.dh_dst.as_ref().expect("h_dst is its own array")), &ng.dh_dst, &rg.dh_dst),
         compare("da_dst", &down(&grads.da_dst), &ng.da_dst, &rg.da_dst),
         compare("da_src", &down(&grads.da_src), &ng.da_src, &rg.da_src),
     ];
