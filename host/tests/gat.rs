@@ -20,16 +20,28 @@ use rand_chacha::ChaCha8Rng;
 
 const SLOPE: f32 = 0.2;
 
-/// GAT against the reference; with `one_array`, `h` is passed as `h_dst` too (the destinations'
-/// features are the sources', as in a GAT layer), and `dh` must be the whole gradient of `h`.
+/// [`check_nodes`] on a square graph of 40 nodes.
 fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, one_array: bool) {
-    let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64);
-    let g = graph(&mut rng, 40, 40);
+    check_nodes(backend, (40, 40), heads, feat, options, one_array);
+}
+
+/// GAT against the reference on a graph of `n_dst` × `n_src` nodes; with `one_array` (square
+/// graphs), `h` is passed as `h_dst` too (the destinations' features are the sources', as in a
+/// GAT layer), and `dh` must be the whole gradient of `h`.
+fn check_nodes(
+    backend: &Backend,
+    (n_dst, n_src): (usize, usize),
+    heads: u32,
+    feat: u32,
+    options: PlanOptions,
+    one_array: bool,
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64 + n_dst as u64 * 7 + n_src as u64);
+    let g = graph(&mut rng, n_dst, n_src);
     let dg = DeviceGraph::new(backend, &g).unwrap();
-    let n = g.num_dst() * (heads * feat) as usize;
     let hf = (heads * feat) as usize;
     let mut rand_vec = |n: usize, s: f32| (0..n).map(|_| s * rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
-    let (h, h_dst, d_out) = (rand_vec(n, 1.0), rand_vec(n, 1.0), rand_vec(n, 1.0));
+    let (h, h_dst, d_out) = (rand_vec(n_src * hf, 1.0), rand_vec(n_dst * hf, 1.0), rand_vec(n_dst * hf, 1.0));
     let h_dst = if one_array { h.clone() } else { h_dst };
     let (a_dst, a_src) = (rand_vec(hf, 2.0), rand_vec(hf, 2.0));
     let gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
@@ -104,6 +116,19 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, one_arr
 /// The element-wise sum of two gradients of one array (the reference's `dh + dh_dst`).
 fn add<T: Copy + std::ops::Add<Output = T>>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().zip(b).map(|(&x, &y)| x + y).collect()
+}
+
+/// The node backward over node counts that split into several blocks of nodes, some not a
+/// multiple of the kernel's unroll, features past a block's threads, and a bipartite graph.
+fn node_counts(backend: &Backend) {
+    for (h, f) in [(1, 1), (3, 33), (1, 300)] {
+        for n in [67, 131] {
+            check_nodes(backend, (n, n), h, f, PlanOptions::default(), true);
+            check_nodes(backend, (n, n), h, f, PlanOptions::default(), false);
+        }
+        check_nodes(backend, (67, 131), h, f, PlanOptions::default(), false);
+        check_nodes(backend, (131, 67), h, f, PlanOptions::default(), false);
+    }
 }
 
 fn spread(backend: &Backend) {
@@ -239,6 +264,17 @@ fn gat_matches_reference_on_the_emulator() {
 #[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
 fn gat_matches_reference_on_the_gpu() {
     spread(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
+}
+
+#[test]
+fn gat_node_counts_match_reference_on_the_emulator() {
+    node_counts(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn gat_node_counts_match_reference_on_the_gpu() {
+    node_counts(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
 }
 
 #[test]
