@@ -667,6 +667,13 @@ fn node_backward(
     second: Option<(ScoreGrad, &mut VectorPartials)>,
 ) -> Result<()> {
     let (blocks, per_block) = node_blocks(nodes);
+    let len = heads as usize * feat as usize;
+    for p in std::iter::once(&first.1).chain(second.as_ref().map(|s| &s.1)) {
+        if p.partial.len() != blocks * len {
+            let (expected, got) = (blocks * len, p.partial.len());
+            return Err(Error::ShapeMismatch { op: "gat node backward", what: "partials", expected, got });
+        }
+    }
     let (dx, accumulate) = match dx {
         FeatureGrad::None => (GSliceMut::empty(), false),
         FeatureGrad::Write(dx) => (dx.view_mut(), false),
@@ -694,7 +701,7 @@ fn node_backward(
     };
     let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
     // SAFETY: x [nodes, H, F]; dx empty or [nodes, H, F]; d empty or [nodes, H] and d2 [nodes, H]
-    // or empty; a, a2 [H, F] where read; the partials [blocks, H, F] of these nodes' blocks; the
+    // or empty; a, a2 [H, F] where read; the partials [blocks, H, F] (checked above); the
     // writable ones distinct from each other and from the inputs. Block b writes row b of the
     // partials and its own nodes' rows of dx, each element by one thread (read, then written).
     unsafe { backend.launch(&GAT_NODE_BACKWARD, &config, &params) }
