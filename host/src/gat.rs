@@ -699,7 +699,10 @@ fn node_backward(
         nodes_per_block: per_block as u32,
         accumulate: accumulate as u32,
     };
-    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
+    // One thread per element up to NODE_BLOCK (fewer elements: no idle warps, more blocks
+    // resident); a thread's sums do not depend on the block's size.
+    let threads = len.next_multiple_of(WARP_SIZE as usize).min(NODE_BLOCK as usize) as u32;
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(threads), shared_bytes: 0 };
     // SAFETY: x [nodes, H, F]; dx empty or [nodes, H, F]; d empty or [nodes, H] and d2 [nodes, H]
     // or empty; a, a2 [H, F] where read; the partials [blocks, H, F] (checked above); the
     // writable ones distinct from each other and from the inputs. Block b writes row b of the
