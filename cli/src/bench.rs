@@ -83,14 +83,19 @@ pub fn gat_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat: u
     };
     // Backward, after the training forward, which also wrote the positive part (o⁺, α⁺) per
     // destination. Row pass: out, d_out, o⁺ and α⁺ read, D and d el written per destination; no
-    // gather. Column pass: h and er read, d er and dh written per source;
-    // d_out, el, the two stats and D gathered. Then the node kernels: dh += d er·a_src (d er, dh
-    // read, dh written), dh_dst = d el·a_dst (d el read, dh_dst written), and the vector
-    // gradients (d er with h, d el with h_dst).
+    // gather. Column pass: h and er read, d er and dh written per source; d_out, el, the two
+    // stats and D gathered. Then the node backward, one pass per feature array: dh += d er·a_src
+    // in place with da_src's partials from h (h, dh and d er read, dh written); on a square graph
+    // h is h_dst, and the same pass adds d el·a_dst and makes da_dst's partials (d el read beside
+    // them), else a second pass over h_dst (h_dst and d el read, dh_dst written).
     let csc = 8.0 * (ns + 1.0) + 4.0 * e;
     let rows_pass = nd * (row + scalar) + nd * (3.0 * row + 3.0 * scalar);
     let cols_pass = csc + ns * (2.0 * row + 2.0 * scalar);
-    let node_kernels = ns * (2.0 * row + scalar) + nd * (row + scalar) + ns * (row + scalar) + nd * (row + scalar);
+    let node_kernels = if num_dst == num_src {
+        ns * (3.0 * row + 2.0 * scalar)
+    } else {
+        ns * (3.0 * row + scalar) + nd * (2.0 * row + scalar)
+    };
     let gather_dst = row + 4.0 * scalar;
     let bwd = ByteModel {
         compulsory: rows_pass + cols_pass + node_kernels + nd * gather_dst,

@@ -344,12 +344,16 @@ pub fn run(
             &dg,
             &GatConfig { heads: h, feat: f, slope, plan: PlanOptions { schedule, ..Default::default() } },
         )?;
+        // h (v) and h_dst (q) are two arrays, so dh_dst comes back on its own.
         let fwd = gat.forward(&bv, &bq, &ba_dst, &ba_src)?;
         let grads = gat.backward(&fwd, &bd)?;
+        let dh_dst = grads.dh_dst.as_ref().ok_or_else(|| CliError::CheckFailed {
+            what: "GAT folded dh_dst into dh though h_dst was its own array".to_string(),
+        })?;
         let checks = [
             ("out", backend.download(&fwd.out)?, &nt.out, &rt.out),
             ("dh", backend.download(&grads.dh)?, &ntg.dh, &rtg.dh),
-            ("dh_dst", backend.download(&grads.dh_dst)?, &ntg.dh_dst, &rtg.dh_dst),
+            ("dh_dst", backend.download(dh_dst)?, &ntg.dh_dst, &rtg.dh_dst),
             ("da_dst", backend.download(&grads.da_dst)?, &ntg.da_dst, &rtg.da_dst),
             ("da_src", backend.download(&grads.da_src)?, &ntg.da_src, &rtg.da_src),
         ];

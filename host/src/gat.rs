@@ -6,19 +6,22 @@
 //! per head. A node kernel computes `el` and `er` (`[N, H]`); the fused passes read per edge one
 //! feature row and one scalar per head. The forward saves `el`, `er` and per-(row, head) state
 //! only (O(N·H)); the backward's row pass gives `d el`, its column pass `d er` and the
-//! aggregation's `dh`, and node kernels carry `d el`, `d er` to the features and, as per-block
-//! partials summed in a fixed order, to the attention vectors. No float atomics: results are
-//! bit-identical run after run. [`Gat::forward_precomputed`] takes `el` and `er` instead.
+//! aggregation's `dh`, and one node kernel carries `d er` (and `d el` when `h_dst` is `h`) to the
+//! features, added to `dh` in place, and from the same read of `h` to the attention vectors as
+//! per-block partials, summed in a fixed order by one more launch (when `h_dst` is another
+//! array, a second node launch makes `dh_dst` and `da_dst`'s partials from it). No float atomics:
+//! results are bit-identical run after run. [`Gat::forward_precomputed`] takes `el` and `er`
+//! instead.
 
 use dfgnn_device::abi::{
     ColumnGrads, DropoutParams, ForwardOut, GatBwdColsParams, GatBwdRowsParams, GatEdgeScoresParams, GatFwdParams,
-    GatGroupParams, GatNodeScoresBackwardParams, GatNodeScoresParams, GatPartRowsParams, GatVectorGradParams,
-    GatVectorSumParams, GroupParams, PartOut, RowGrads,
+    GatGroupParams, GatNodeBackwardParams, GatNodeScoresParams, GatPartRowsParams, GatVectorSumParams, GroupParams,
+    PartOut, RowGrads,
 };
 use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
 use dfgnn_device::kernels::gat::{
-    self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_BACKWARD,
-    GAT_VECTOR_GRAD_PARTIALS, GAT_VECTOR_GRAD_SUM, GatVariant, NODE_HEADS_PER_WARP,
+    self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_VECTOR_GRAD_SUM,
+    GatVariant, NODE_HEADS_PER_WARP,
 };
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
@@ -73,8 +76,8 @@ pub struct GatForward<'a> {
     /// baseline forward.
     stats: Buffer<f32>,
     h: GSlice<f32>,
-    /// `(h_dst, a_dst, a_src)` of [`Gat::forward`]; `None` after [`Gat::forward_precomputed`].
-    full: Option<(GSlice<f32>, GSlice<f32>, GSlice<f32>)>,
+    /// What [`Gat::forward`] took beside `h`; `None` after [`Gat::forward_precomputed`].
+    full: Option<NodeInputs>,
     /// The attention dropout the forward ran with (the backward regenerates its mask).
     dropout: DropoutParams,
     /// `([N_dst, H, F], [N_dst, H])` the positive part `(o⁺, α⁺)` of a forward for training
@@ -103,12 +106,25 @@ impl GatForward<'_> {
     }
 }
 
+/// The inputs of [`Gat::forward`] beside `h`, for [`Gat::backward`].
+#[derive(Clone, Copy)]
+struct NodeInputs {
+    /// `[N_dst, H, F]`, or `None` when the forward was given `h` itself as `h_dst` (both node
+    /// scores came from one read of it, and so do their gradients).
+    h_dst: Option<GSlice<f32>>,
+    /// `[H, F]`.
+    a_dst: GSlice<f32>,
+    /// `[H, F]`.
+    a_src: GSlice<f32>,
+}
+
 /// The gradients of [`Gat::backward`].
 pub struct GatGrads {
-    /// `[N_src, H, F]`: through the aggregation and through `er`.
+    /// `[N_src, H, F]`: through the aggregation and through `er`, and through `el` too when the
+    /// forward was given `h` itself as `h_dst`.
     pub dh: Buffer<f32>,
-    /// `[N_dst, H, F]`: through `el` (on a square graph with one feature array, add it to `dh`).
-    pub dh_dst: Buffer<f32>,
+    /// `[N_dst, H, F]`: through `el`. `None` when h_dst was h: its gradient is folded into `dh`.
+    pub dh_dst: Option<Buffer<f32>>,
     /// `[H, F]`.
     pub da_dst: Buffer<f32>,
     /// `[H, F]`.
@@ -258,7 +274,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         self.check("gat forward", "a_dst", a_dst.len(), f.features(1))?;
         self.check("gat forward", "a_src", a_src.len(), f.features(1))?;
         // On a square graph called with one feature buffer, both scores come from one read of it.
-        let (el, er) = if std::ptr::eq(h, h_dst) {
+        let one_array = std::ptr::eq(h, h_dst);
+        let (el, er) = if one_array {
             let (el, er) = self.node_scores(h.view(), a_dst.view(), Some(a_src.view()), g.num_src())?;
             (el, er.expect("asked for the second scores"))
         } else {
@@ -271,7 +288,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         // not move.
         let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout, self.saves_part)?;
         fwd.scores = Some((el, er));
-        fwd.full = Some((h_dst.view(), a_dst.view(), a_src.view()));
+        fwd.full =
+            Some(NodeInputs { h_dst: (!one_array).then(|| h_dst.view()), a_dst: a_dst.view(), a_src: a_src.view() });
         Ok(fwd)
     }
 
@@ -538,53 +556,42 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h`, `h_dst`, `a_dst` and `a_src` (after
-    /// [`Gat::forward`]).
+    /// [`Gat::forward`]). When the forward was given `h` itself as `h_dst`, `dh` is the whole
+    /// gradient of `h` and `dh_dst` is `None`.
     pub fn backward(&self, fwd: &GatForward<'_>, d_out: &Buffer<f32>) -> Result<GatGrads> {
-        let Some((h_dst, a_dst, a_src)) = fwd.full else {
+        let Some(inputs) = fwd.full else {
             return Err(Error::Unsupported {
                 what: "the full GAT backward after a forward from precomputed scores (use backward_precomputed)"
                     .to_string(),
             });
         };
         let g = self.graph();
+        let backend = self.backend();
+        let (shape, len) = ((self.heads(), self.fused.plan.feat), self.fused.features(1));
         let pre = self.backward_precomputed(fwd, d_out)?;
-        let dh = self.node_scores_backward(&pre.d_er, a_src, pre.dh.view(), g.num_src())?;
-        let dh_dst = self.node_scores_backward(&pre.d_el, a_dst, GSlice::empty(), g.num_dst())?;
-        let da_src = self.vector_grad(&pre.d_er, fwd.h, g.num_src())?;
-        let da_dst = self.vector_grad(&pre.d_el, h_dst, g.num_dst())?;
+        // h_dst is h only where both hold the same number of nodes, so num_dst sizes both cases.
+        let mut src_partials = VectorPartials::new(backend, g.num_src(), len)?;
+        let mut dst_partials = VectorPartials::new(backend, g.num_dst(), len)?;
+        let src = (ScoreGrad { d: pre.d_er.view(), a: inputs.a_src }, &mut src_partials);
+        let dst = (ScoreGrad { d: pre.d_el.view(), a: inputs.a_dst }, &mut dst_partials);
+        // dh, the aggregation's, += d er·a_src in place, with da_src's partials from h; d el's
+        // terms from the same read of h when it is h_dst, else into dh_dst from h_dst.
+        let mut dh = pre.dh;
+        let dh_dst = match inputs.h_dst {
+            None => {
+                node_backward(backend, shape, fwd.h, g.num_src(), FeatureGrad::Add(&mut dh), src, Some(dst))?;
+                None
+            }
+            Some(h_dst) => {
+                let mut dh_dst = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
+                node_backward(backend, shape, fwd.h, g.num_src(), FeatureGrad::Add(&mut dh), src, None)?;
+                node_backward(backend, shape, h_dst, g.num_dst(), FeatureGrad::Write(&mut dh_dst), dst, None)?;
+                Some(dh_dst)
+            }
+        };
+        let (mut da_src, mut da_dst) = (backend.alloc::<f32>(len)?, backend.alloc::<f32>(len)?);
+        sum_vectors(backend, len, (&src_partials, &mut da_src), Some((&dst_partials, &mut da_dst)))?;
         Ok(GatGrads { dh, dh_dst, da_dst, da_src })
-    }
-
-    /// `dx = base + d·a` per node and head (`base` empty for none).
-    fn node_scores_backward(
-        &self,
-        d: &Buffer<f32>,
-        a: GSlice<f32>,
-        base: GSlice<f32>,
-        nodes: usize,
-    ) -> Result<Buffer<f32>> {
-        let (heads, feat) = (self.heads(), self.fused.plan.feat);
-        let mut dx = self.backend().alloc::<f32>(self.fused.features(nodes))?;
-        if nodes > 0 {
-            let params = GatNodeScoresBackwardParams {
-                d_scores: d.view(),
-                a,
-                base,
-                dx: dx.view_mut(),
-                nodes: nodes as u32,
-                heads,
-                feat,
-            };
-            // SAFETY: d [nodes, H], a [H, F], base empty or [nodes, H, F], dx [nodes, H, F]
-            // distinct from them; one warp per (node, head).
-            unsafe { self.backend().launch(&GAT_NODE_SCORES_BACKWARD, &node_config(nodes, heads, 1)?, &params)? };
-        }
-        Ok(dx)
-    }
-
-    /// `da[h, f] = Σ_n d[n, h]·x[n, h, f]` ([`vector_grad`]).
-    fn vector_grad(&self, d: &Buffer<f32>, x: GSlice<f32>, nodes: usize) -> Result<Buffer<f32>> {
-        vector_grad(self.backend(), self.heads(), self.fused.plan.feat, d.view(), x, nodes)
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h` (through the aggregation only), `el`
@@ -743,47 +750,277 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 }
 
-/// `da[h, f] = Σ_n d[n, h]·x[n, h, f]` (`d` empty: `Σ_n x[n, h, f]`) for `nodes` nodes of
-/// `heads` × `feat`: per-block partials over fixed node ranges, then their sum in block order
-/// (deterministic).
-pub(crate) fn vector_grad(
-    backend: &Backend,
-    heads: u32,
-    feat: u32,
+/// What [`node_backward`] does with the features' gradient `[nodes, H, F]`.
+enum FeatureGrad<'a> {
+    /// None is made (only the attention vectors' partials).
+    None,
+    /// Written from the node scores' terms alone.
+    Write(&'a mut Buffer<f32>),
+    /// It holds a gradient (the aggregation's); the node scores' terms are added to it in place.
+    Add(&'a mut Buffer<f32>),
+}
+
+/// One node score's gradient for [`node_backward`]: `d` (`[nodes, H]`; empty for ones, only with
+/// [`FeatureGrad::None`]) and its attention vector `a` (`[H, F]`; read only with a features'
+/// gradient).
+#[derive(Clone, Copy)]
+struct ScoreGrad {
     d: GSlice<f32>,
+    a: GSlice<f32>,
+}
+
+/// `(blocks, nodes per block)` of [`node_backward`] over `nodes` nodes: fixed ranges of about 64
+/// nodes, at most [`MAX_VECTOR_PARTIALS`] of them, at least one (an empty one for no nodes). A
+/// function of `nodes` alone, and so is the order of every sum.
+fn node_blocks(nodes: usize) -> (usize, usize) {
+    let blocks = nodes.div_ceil(64).clamp(1, MAX_VECTOR_PARTIALS);
+    (blocks, nodes.div_ceil(blocks).max(1))
+}
+
+/// One attention vector's gradient `Σ_n d[n]·x[n]` as per-block partials: [`node_backward`]
+/// writes them, [`sum_vectors`] sums them.
+struct VectorPartials {
+    /// `[blocks, H·F]`.
+    partial: Buffer<f32>,
+    blocks: usize,
+}
+
+impl VectorPartials {
+    /// Room for the partials of `nodes` nodes of `len` (head, feature) elements.
+    fn new(backend: &Backend, nodes: usize, len: usize) -> Result<Self> {
+        let (blocks, _) = node_blocks(nodes);
+        Ok(Self { partial: backend.alloc::<f32>(blocks * len)?, blocks })
+    }
+}
+
+/// The backward of the node scores `⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes of `heads` × `feat`,
+/// in one pass over `x` (`[nodes, H, F]`): the features' gradient `dx (+)= d·a` over `first` and
+/// `second`'s terms (as `dx` says), and each one's attention-vector gradient `Σ_n d[n]·x[n]`
+/// into its partials (made by [`VectorPartials::new`] for these `nodes`).
+fn node_backward(
+    backend: &Backend,
+    (heads, feat): (u32, u32),
     x: GSlice<f32>,
     nodes: usize,
-) -> Result<Buffer<f32>> {
+    dx: FeatureGrad<'_>,
+    first: (ScoreGrad, &mut VectorPartials),
+    second: Option<(ScoreGrad, &mut VectorPartials)>,
+) -> Result<()> {
+    let (blocks, per_block) = node_blocks(nodes);
     let len = heads as usize * feat as usize;
-    let blocks = nodes.div_ceil(64).clamp(1, MAX_VECTOR_PARTIALS);
-    let per_block = nodes.div_ceil(blocks).max(1);
-    let mut partial = backend.alloc::<f32>(blocks * len)?;
-    let params = GatVectorGradParams {
-        d_scores: d,
+    for p in std::iter::once(&first.1).chain(second.as_ref().map(|s| &s.1)) {
+        if p.partial.len() != blocks * len {
+            let (expected, got) = (blocks * len, p.partial.len());
+            return Err(Error::ShapeMismatch { op: "gat node backward", what: "partials", expected, got });
+        }
+    }
+    let (dx, accumulate) = match dx {
+        FeatureGrad::None => (GSliceMut::empty(), false),
+        FeatureGrad::Write(dx) => (dx.view_mut(), false),
+        FeatureGrad::Add(dx) => (dx.view_mut(), true),
+    };
+    let (term, partials) = first;
+    let (term2, partial2) = match second {
+        Some((term2, partials2)) => (term2, partials2.partial.view_mut()),
+        None => (ScoreGrad { d: GSlice::empty(), a: GSlice::empty() }, GSliceMut::empty()),
+    };
+    let params = GatNodeBackwardParams {
         x,
-        partial: partial.view_mut(),
+        dx,
+        d_scores: term.d,
+        a: term.a,
+        partial: partials.partial.view_mut(),
+        d_scores2: term2.d,
+        a2: term2.a,
+        partial2,
         nodes: nodes as u32,
         heads,
         feat,
         nodes_per_block: per_block as u32,
+        accumulate: accumulate as u32,
     };
-    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 };
-    if nodes == 0 {
-        backend.fill_zeros(&mut partial)?;
-    } else {
-        // SAFETY: d empty or [nodes, H], x [nodes, H, F], partial [blocks, H, F] distinct; block
-        // b writes row b of the partials for its nodes.
-        unsafe { backend.launch(&GAT_VECTOR_GRAD_PARTIALS, &config, &params)? };
-    }
-    let mut out = backend.alloc::<f32>(len)?;
-    let sum =
-        GatVectorSumParams { partial: partial.view(), out: out.view_mut(), blocks: blocks as u32, len: len as u32 };
+    // One thread per element up to NODE_BLOCK (fewer elements: no idle warps, more blocks
+    // resident); a thread's sums do not depend on the block's size.
+    let threads = len.next_multiple_of(WARP_SIZE as usize).min(NODE_BLOCK as usize) as u32;
+    let config = LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(threads), shared_bytes: 0 };
+    // SAFETY: x [nodes, H, F]; dx empty or [nodes, H, F]; d empty or [nodes, H] and d2 [nodes, H]
+    // or empty; a, a2 [H, F] where read; the partials [blocks, H, F] (checked above); the
+    // writable ones distinct from each other and from the inputs. Block b writes row b of the
+    // partials and its own nodes' rows of dx, each element by one thread (read, then written).
+    unsafe { backend.launch(&GAT_NODE_BACKWARD, &config, &params) }
+}
+
+/// `out = Σ_b partial[b]` for each of one or two vectors' partials (`len` elements each), one
+/// launch, blocks in order.
+fn sum_vectors(
+    backend: &Backend,
+    len: usize,
+    (partials, out): (&VectorPartials, &mut Buffer<f32>),
+    second: Option<(&VectorPartials, &mut Buffer<f32>)>,
+) -> Result<()> {
+    let vectors = 1 + second.is_some() as usize;
+    let (partial2, out2, blocks2) = match second {
+        Some((p, out)) => (p.partial.view(), out.view_mut(), p.blocks),
+        None => (GSlice::empty(), GSliceMut::empty(), 0),
+    };
+    let params = GatVectorSumParams {
+        partial: partials.partial.view(),
+        out: out.view_mut(),
+        partial2,
+        out2,
+        blocks: partials.blocks as u32,
+        blocks2: blocks2 as u32,
+        len: len as u32,
+    };
+    let threads = vectors * len;
     let config = LaunchConfig {
-        grid: Dim3::x(len.div_ceil(NODE_BLOCK as usize) as u32),
+        grid: Dim3::x(threads.div_ceil(NODE_BLOCK as usize) as u32),
         block: Dim3::x(NODE_BLOCK),
         shared_bytes: 0,
     };
-    // SAFETY: partial [blocks, len] written above, out [len] distinct; one thread per element.
-    unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &sum)? };
+    // SAFETY: the partials [blocks, len] and [blocks2, len] written by node_backward, the outputs
+    // [len] distinct from them and each other; one thread per element of each vector.
+    unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &params) }
+}
+
+/// `Σ_n x[n, h, f]` over `nodes` nodes of `heads` × `feat` (GATv2's `d a` from its rows' terms):
+/// per-block partials over fixed node ranges, then their sum in block order (deterministic).
+pub(crate) fn sum_over_nodes(
+    backend: &Backend,
+    heads: u32,
+    feat: u32,
+    x: GSlice<f32>,
+    nodes: usize,
+) -> Result<Buffer<f32>> {
+    let len = heads as usize * feat as usize;
+    let mut partials = VectorPartials::new(backend, nodes, len)?;
+    let term = ScoreGrad { d: GSlice::empty(), a: GSlice::empty() };
+    node_backward(backend, (heads, feat), x, nodes, FeatureGrad::None, (term, &mut partials), None)?;
+    let mut out = backend.alloc::<f32>(len)?;
+    sum_vectors(backend, len, (&partials, &mut out), None)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The node backward ([`node_backward`], [`sum_vectors`]: `GAT_NODE_BACKWARD` and
+    //! `GAT_VECTOR_GRAD_SUM`) on the emulator against the reference's node-score backward in
+    //! `f64`, under the tolerance rule: node counts around the unroll and a block's nodes (0, 1, 5,
+    //! 64, 67, 131) and past the most partials (blocks of more than 64 nodes), `H·F` past the
+    //! block's threads, F = 1, H = 3, F = 33; each way it is called (both scores from one array,
+    //! one score added to a gradient, one written alone, the plain sum over nodes); the same bits
+    //! on a second run.
+
+    use super::*;
+    use dfgnn_reference::{Dims, compare, gat_node_scores_backward, upcast};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// How [`node_backward`] is called.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Call {
+        /// GAT with `h_dst` being `h`: `dx += d·a + d2·a2`, two vectors.
+        Folded,
+        /// GAT's sources: `dx += d·a`, one vector.
+        Add,
+        /// GAT's separate destinations: `dx = d·a`, one vector.
+        Write,
+        /// GATv2's `d a`: the plain sum over nodes, no `dx`.
+        Sum,
+    }
+
+    /// `(dx, [da, da2])`, downloaded (`dx` empty for [`Call::Sum`], `da2` for one vector).
+    fn run(
+        backend: &Backend,
+        call: Call,
+        (heads, feat): (u32, u32),
+        nodes: usize,
+        inputs: &[Vec<f32>; 6],
+    ) -> Vec<Vec<f32>> {
+        let len = (heads * feat) as usize;
+        let [x, base, d, a, d2, a2] = inputs.each_ref().map(|v| backend.upload(v).unwrap());
+        if call == Call::Sum {
+            let da = sum_over_nodes(backend, heads, feat, x.view(), nodes).unwrap();
+            return vec![Vec::new(), backend.download(&da).unwrap()];
+        }
+        let mut dx = if call == Call::Write { backend.alloc::<f32>(nodes * len).unwrap() } else { base };
+        let grad = if call == Call::Write { FeatureGrad::Write(&mut dx) } else { FeatureGrad::Add(&mut dx) };
+        let (mut p, mut p2) =
+            (VectorPartials::new(backend, nodes, len).unwrap(), VectorPartials::new(backend, nodes, len).unwrap());
+        let second = (call == Call::Folded).then_some((ScoreGrad { d: d2.view(), a: a2.view() }, &mut p2));
+        node_backward(
+            backend,
+            (heads, feat),
+            x.view(),
+            nodes,
+            grad,
+            (ScoreGrad { d: d.view(), a: a.view() }, &mut p),
+            second,
+        )
+        .unwrap();
+        let (mut da, mut da2) = (backend.alloc::<f32>(len).unwrap(), backend.alloc::<f32>(len).unwrap());
+        let second = (call == Call::Folded).then_some((&p2, &mut da2));
+        sum_vectors(backend, len, (&p, &mut da), second).unwrap();
+        let mut out = vec![backend.download(&dx).unwrap(), backend.download(&da).unwrap()];
+        if call == Call::Folded {
+            out.push(backend.download(&da2).unwrap());
+        }
+        out
+    }
+
+    /// What [`run`] should give, from the reference's node-score backward in `T`.
+    fn expected<T: num_traits::Float>(call: Call, dims: Dims, nodes: usize, inputs: &[Vec<T>; 6]) -> Vec<Vec<T>> {
+        let [x, base, d, a, d2, a2] = inputs;
+        let add = |u: &[T], v: &[T]| u.iter().zip(v).map(|(&p, &q)| p + q).collect::<Vec<T>>();
+        let ones = vec![T::one(); nodes * dims.heads];
+        let first = gat_node_scores_backward(nodes, dims, x, a, if call == Call::Sum { &ones } else { d }).unwrap();
+        match call {
+            Call::Folded => {
+                let second = gat_node_scores_backward(nodes, dims, x, a2, d2).unwrap();
+                vec![add(&add(base, &first.dh), &second.dh), first.da, second.da]
+            }
+            Call::Add => vec![add(base, &first.dh), first.da],
+            Call::Write => vec![first.dh, first.da],
+            Call::Sum => vec![Vec::new(), first.da],
+        }
+    }
+
+    fn check(backend: &Backend, call: Call, heads: u32, feat: u32, nodes: usize) {
+        let mut rng = ChaCha8Rng::seed_from_u64(nodes as u64 * 131 + heads as u64 * 7 + feat as u64);
+        let len = (heads * feat) as usize;
+        let mut random = |n: usize| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
+        let inputs = [
+            random(nodes * len),
+            random(nodes * len),
+            random(nodes * heads as usize),
+            random(len),
+            random(nodes * heads as usize),
+            random(len),
+        ];
+        let got = run(backend, call, (heads, feat), nodes, &inputs);
+        let dims = Dims { heads: heads as usize, feat: feat as usize };
+        let naive = expected(call, dims, nodes, &inputs);
+        let reference = expected(call, dims, nodes, &inputs.each_ref().map(|v| upcast(v)));
+        let context = format!("{call:?} H={heads} F={feat} nodes={nodes}");
+        for (((name, got), naive), reference) in ["dx", "da", "da2"].iter().zip(&got).zip(&naive).zip(&reference) {
+            let c = compare(*name, got, naive, reference);
+            assert!(c.passed(), "{context}: {c}");
+        }
+        assert_eq!(got.len(), reference.len(), "{context}");
+        assert_eq!(run(backend, call, (heads, feat), nodes, &inputs), got, "{context}: a second run's bits");
+    }
+
+    #[test]
+    fn node_backward_matches_the_reference_on_the_emulator() {
+        let backend = Backend::emulator();
+        for call in [Call::Folded, Call::Add, Call::Write, Call::Sum] {
+            for (heads, feat) in [(1, 1), (3, 1), (3, 33), (1, 300), (2, 7)] {
+                for nodes in [0, 1, 5, 64, 67, 131] {
+                    check(&backend, call, heads, feat, nodes);
+                }
+            }
+            // Past the most partials: blocks of 65 and 64 nodes, the last of them short.
+            check(&backend, call, 3, 1, MAX_VECTOR_PARTIALS * 64 + 37);
+        }
+    }
 }

@@ -24,7 +24,7 @@ use crate::backend::{Backend, Buffer};
 use crate::baseline;
 use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
-use crate::gat::{NODE_BLOCK, vector_grad};
+use crate::gat::{NODE_BLOCK, sum_over_nodes};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
 
@@ -405,7 +405,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
             },
         )?;
         let dxl = self.add(&dxl_score, &dxl_agg)?;
-        let da = vector_grad(backend, heads, feat, GSlice::empty(), d_a_rows.view(), g.num_dst())?;
+        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst())?;
         Ok(GatV2Grads { dxl, dxr, da })
     }
 
@@ -457,7 +457,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         };
         edge_grads(false, GSlice::empty(), dxr.view_mut(), d_a_rows.view_mut())?;
         edge_grads(true, dxl_agg.view(), dxl.view_mut(), GSliceMut::empty())?;
-        let da = vector_grad(backend, heads, feat, GSlice::empty(), d_a_rows.view(), g.num_dst())?;
+        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst())?;
         Ok(GatV2Grads { dxl, dxr, da })
     }
 }

@@ -1,8 +1,10 @@
 //! GAT against the f64 reference under the project's tolerance rule
 //! (`dfgnn_reference::precision`) for a spread of shapes, every schedule and kernel variant, both
-//! entry points (features + attention vectors, and precomputed node scores): on the emulator
-//! always, and on CUDA device 0 with `--ignored` (those tests are ignored otherwise, and fail
-//! without a device); and with attention dropout against the reference fed the same mask.
+//! entry points (features + attention vectors, and precomputed node scores; the features as two
+//! arrays, and on the default plan also as one passed as both, whose `dh` then holds `dh_dst`):
+//! on the emulator always, and on CUDA device 0 with `--ignored` (those tests are ignored
+//! otherwise, and fail without a device); and with attention dropout against the reference fed
+//! the same mask.
 
 mod common;
 
@@ -18,19 +20,35 @@ use rand_chacha::ChaCha8Rng;
 
 const SLOPE: f32 = 0.2;
 
-fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
-    let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64);
-    let g = graph(&mut rng, 40, 40);
+/// [`check_nodes`] on a square graph of 40 nodes.
+fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions, one_array: bool) {
+    check_nodes(backend, (40, 40), heads, feat, options, one_array);
+}
+
+/// GAT against the reference on a graph of `n_dst` × `n_src` nodes; with `one_array` (square
+/// graphs), `h` is passed as `h_dst` too (the destinations' features are the sources', as in a
+/// GAT layer), and `dh` must be the whole gradient of `h`.
+fn check_nodes(
+    backend: &Backend,
+    (n_dst, n_src): (usize, usize),
+    heads: u32,
+    feat: u32,
+    options: PlanOptions,
+    one_array: bool,
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(5 + heads as u64 * 1000 + feat as u64 + n_dst as u64 * 7 + n_src as u64);
+    let g = graph(&mut rng, n_dst, n_src);
     let dg = DeviceGraph::new(backend, &g).unwrap();
-    let n = g.num_dst() * (heads * feat) as usize;
     let hf = (heads * feat) as usize;
     let mut rand_vec = |n: usize, s: f32| (0..n).map(|_| s * rng.random_range(-1.0f32..1.0)).collect::<Vec<f32>>();
-    let (h, h_dst, d_out) = (rand_vec(n, 1.0), rand_vec(n, 1.0), rand_vec(n, 1.0));
+    let (h, h_dst, d_out) = (rand_vec(n_src * hf, 1.0), rand_vec(n_dst * hf, 1.0), rand_vec(n_dst * hf, 1.0));
+    let h_dst = if one_array { h.clone() } else { h_dst };
     let (a_dst, a_src) = (rand_vec(hf, 2.0), rand_vec(hf, 2.0));
     let mut gat = Gat::new(&dg, &GatConfig { heads, feat, slope: SLOPE, plan: options.clone() }).unwrap();
     let up_ = |x: &[f32]| backend.upload(x).unwrap();
     let (bh, bh_dst, ba_dst, ba_src) = (up_(&h), up_(&h_dst), up_(&a_dst), up_(&a_src));
-    let fwd = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    let bh_dst = if one_array { &bh } else { &bh_dst };
+    let fwd = gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap();
     // The fused forwards but row_group's save the positive part by default (its backward's row
     // pass then reads no neighbour); the precomputed run below saves none (its row pass gathers).
     let saves_part = gat.plan().schedule.is_fused() && gat.plan().groups.is_none();
@@ -47,15 +65,28 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let naive = gat_forward(&p, dims, &h, &h_dst, &a_dst, &a_src, s32).unwrap();
     let ng = gat_backward(&p, dims, &h, &h_dst, &a_dst, &a_src, s32, &naive.out, &naive.lse, &d_out).unwrap();
     let down = |b: &dfgnn::Buffer<f32>| backend.download(b).unwrap();
-    let checks = [
-        compare("out", &out, &naive.out, &r.out),
-        compare("lse", &down(&fwd.lse), &naive.lse, &r.lse),
-        compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
-        compare("dh_dst", &down(&grads.dh_dst), &ng.dh_dst, &rg.dh_dst),
+    let context = format!("GAT H={heads} F={feat} {options:?} one_array={one_array}\n{}", gat.plan());
+    let dh = match &grads.dh_dst {
+        Some(dh_dst) => {
+            assert!(!one_array, "{context}: dh_dst not folded into dh");
+            vec![
+                compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
+                compare("dh_dst", &down(dh_dst), &ng.dh_dst, &rg.dh_dst),
+            ]
+        }
+        None => {
+            assert!(one_array, "{context}: dh_dst folded though h_dst is its own array");
+            let (n_dh, r_dh) = (add(&ng.dh, &ng.dh_dst), add(&rg.dh, &rg.dh_dst));
+            vec![compare("dh + dh_dst", &down(&grads.dh), &n_dh, &r_dh)]
+        }
+    };
+    let mut checks =
+        vec![compare("out", &out, &naive.out, &r.out), compare("lse", &down(&fwd.lse), &naive.lse, &r.lse)];
+    checks.extend(dh);
+    checks.extend([
         compare("da_dst", &down(&grads.da_dst), &ng.da_dst, &rg.da_dst),
         compare("da_src", &down(&grads.da_src), &ng.da_src, &rg.da_src),
-    ];
-    let context = format!("GAT H={heads} F={feat} {options:?}\n{}", gat.plan());
+    ]);
     assert_passed(&checks, &context);
 
     // The precomputed entry point, from f32 node scores (the reference's, rounded).
@@ -66,7 +97,7 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
     let (bel, ber) = (up_(&el), up_(&er));
     gat.set_saves_part(false);
     // The forward without the part (for inference) gives the same output, bit for bit.
-    let inference = gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap();
+    let inference = gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap();
     assert_eq!(down(&inference.out), out, "{context}");
     assert_eq!(down(&inference.lse), down(&fwd.lse), "{context}");
     let pfwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
@@ -87,37 +118,53 @@ fn check(backend: &Backend, heads: u32, feat: u32, options: PlanOptions) {
 
     // Deterministic: a second run gives the same bits.
     gat.set_saves_part(true);
-    let again = gat.backward(&gat.forward(&bh, &bh_dst, &ba_dst, &ba_src).unwrap(), &up_(&d_out)).unwrap();
+    let again = gat.backward(&gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap(), &up_(&d_out)).unwrap();
     assert_eq!(down(&again.da_src), down(&grads.da_src));
+    assert_eq!(down(&again.da_dst), down(&grads.da_dst));
     assert_eq!(down(&again.dh), down(&grads.dh));
+}
+
+/// The element-wise sum of two gradients of one array (the reference's `dh + dh_dst`).
+fn add<T: Copy + std::ops::Add<Output = T>>(a: &[T], b: &[T]) -> Vec<T> {
+    a.iter().zip(b).map(|(&x, &y)| x + y).collect()
+}
+
+/// The node backward over node counts that split into several blocks of nodes, some not a
+/// multiple of the kernel's unroll, features past a block's threads, and a bipartite graph.
+fn node_counts(backend: &Backend) {
+    for (h, f) in [(1, 1), (3, 33), (1, 300)] {
+        for n in [67, 131] {
+            check_nodes(backend, (n, n), h, f, PlanOptions::default(), true);
+            check_nodes(backend, (n, n), h, f, PlanOptions::default(), false);
+        }
+        check_nodes(backend, (67, 131), h, f, PlanOptions::default(), false);
+        check_nodes(backend, (131, 67), h, f, PlanOptions::default(), false);
+    }
 }
 
 fn spread(backend: &Backend) {
     for (h, f) in [(1, 1), (1, 7), (2, 3), (3, 33), (4, 64), (1, 128), (2, 256)] {
-        check(backend, h, f, PlanOptions::default());
-        check(backend, h, f, common::split_options());
+        check(backend, h, f, PlanOptions::default(), false);
+        check(backend, h, f, PlanOptions::default(), true);
+        check(backend, h, f, common::split_options(), false);
         for schedule in [Schedule::EdgeParallel, Schedule::Unfused, Schedule::RowGroup] {
-            check(backend, h, f, PlanOptions { schedule, ..Default::default() });
+            check(backend, h, f, PlanOptions { schedule, ..Default::default() }, false);
         }
-        check(backend, h, f, common::group_options());
+        check(backend, h, f, common::group_options(), false);
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {
             for scalar_loads in [false, true] {
                 let options = PlanOptions { max_slots: Some(max_slots), scalar_loads, ..Default::default() };
-                check(backend, h, f, options.clone());
-                check(backend, h, f, PlanOptions { schedule: Schedule::RowGroup, ..options.clone() });
-                check(
-                    backend,
-                    h,
-                    f,
-                    PlanOptions {
-                        schedule: Schedule::RowSplit,
-                        split_threshold: Some(16),
-                        chunk_edges: Some(10),
-                        ..options
-                    },
-                );
+                check(backend, h, f, options.clone(), false);
+                check(backend, h, f, PlanOptions { schedule: Schedule::RowGroup, ..options.clone() }, false);
+                let split = PlanOptions {
+                    schedule: Schedule::RowSplit,
+                    split_threshold: Some(16),
+                    chunk_edges: Some(10),
+                    ..options
+                };
+                check(backend, h, f, split, false);
             }
         }
     }
@@ -163,7 +210,7 @@ fn check_dropout(backend: &Backend, heads: u32, feat: u32, options: PlanOptions,
         compare("out", &down(&fwd.out), &nf.out, &r.out),
         compare("lse", &down(&fwd.lse), &nf.lse, &r.lse),
         compare("dh", &down(&grads.dh), &ng.dh, &rg.dh),
-        compare("dh_dst", &down(&grads.dh_dst), &ng.dh_dst, &rg.dh_dst),
+        compare("dh_dst", &down(grads.dh_dst.as_ref().expect("h_dst is its own array")), &ng.dh_dst, &rg.dh_dst),
         compare("da_dst", &down(&grads.da_dst), &ng.da_dst, &rg.da_dst),
         compare("da_src", &down(&grads.da_src), &ng.da_src, &rg.da_src),
     ];
@@ -243,6 +290,17 @@ fn gat_matches_reference_on_the_emulator() {
 #[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
 fn gat_matches_reference_on_the_gpu() {
     spread(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
+}
+
+#[test]
+fn gat_node_counts_match_reference_on_the_emulator() {
+    node_counts(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn gat_node_counts_match_reference_on_the_gpu() {
+    node_counts(&Backend::cuda(0).unwrap_or_else(|e| panic!("this test needs a usable CUDA device: {e}")));
 }
 
 #[test]

@@ -8,9 +8,13 @@
 //!   two partial buffers (`acc`, `ml`) when rows are split;
 //! - backward: the row pass (+ one combine launch when split) then the column pass (+ two combine
 //!   launches, `dk` and `dv`, when split); buffers `dq`, `D`, `dk`, `dv`, and one partial buffer
-//!   for the row pass and two for the column pass when split.
+//!   for the row pass and two for the column pass when split;
+//! - GAT's full backward beyond its precomputed one (the node backward): one launch per feature
+//!   array (one when `h_dst` is `h`) and one sum of both attention vectors' partials; buffers the
+//!   two vectors' partials and gradients, and `dh_dst` when it comes on its own (`dh` is the
+//!   aggregation's, updated in place).
 
-use dfgnn::{Backend, Counts, DeviceGraph, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{Backend, Counts, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
 use dfgnn_graphs::Csr;
 
 /// Rows of degrees 3, 1, 0, 20, 2, 5, 0, 1; columns of degrees 4, 5, 3, 5, 4, 4, 4, 3 (no split
@@ -122,5 +126,33 @@ fn gat_calls_move_no_host_data() {
         let spent = backend.counts() - before;
         drop(grads);
         assert_eq!((spent.uploads, spent.downloads), (0, 0), "{schedule}: {spent:?}");
+    }
+}
+
+#[test]
+fn gat_node_backward_launches_and_buffers() {
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let (heads, feat) = (4, 64);
+    let n = g.num_dst() * (heads * feat) as usize;
+    let (x, y) = (backend.upload(&vec![0.5f32; n]).unwrap(), backend.upload(&vec![0.25f32; n]).unwrap());
+    let a = backend.upload(&vec![0.125f32; (heads * feat) as usize]).unwrap();
+    for schedule in [Schedule::RowTiled, Schedule::Unfused] {
+        let gat = Gat::new(
+            &dg,
+            &GatConfig { plan: PlanOptions { schedule, ..PlanOptions::default() }, ..GatConfig::new(heads, feat) },
+        )
+        .unwrap();
+        // h_dst is h: one node launch and the sum; h_dst its own array: two node launches.
+        for (h_dst, want) in [(&x, c(2, 4)), (&y, c(3, 5))] {
+            let fwd = gat.forward(&x, h_dst, &a, &a).unwrap();
+            let before = backend.counts();
+            drop(gat.backward_precomputed(&fwd, &x).unwrap());
+            let mid = backend.counts();
+            drop(gat.backward(&fwd, &x).unwrap());
+            let after = backend.counts();
+            assert_eq!((after - mid) - (mid - before), want, "{schedule}, h_dst is h: {}", std::ptr::eq(h_dst, &x));
+        }
     }
 }

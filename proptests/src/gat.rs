@@ -49,10 +49,10 @@ pub struct GatResults {
     pub out: Vec<f32>,
     /// `[N_dst, H]`.
     pub lse: Vec<f32>,
-    /// `[N_src, H, F]`: through the aggregation and through `er`.
+    /// `[N_src, H, F]`: through the aggregation and through `er` (and `el` when `dh_dst` is `None`).
     pub dh: Vec<f32>,
-    /// `[N_dst, H, F]`: through `el`.
-    pub dh_dst: Vec<f32>,
+    /// `[N_dst, H, F]`: through `el`; `None` when `h_dst` was passed as `h` (folded into `dh`).
+    pub dh_dst: Option<Vec<f32>>,
     /// `[H, F]`.
     pub da_dst: Vec<f32>,
     /// `[H, F]`.
@@ -72,14 +72,12 @@ pub struct GatResults {
 }
 
 impl GatResults {
-    /// The results by name, in a fixed order.
+    /// The results by name, in a fixed order (`dh_dst` only when it came on its own).
     pub fn named(&self) -> Vec<(&'static str, &[f32])> {
-        vec![
-            ("out", &self.out),
-            ("lse", &self.lse),
-            ("dh", &self.dh),
-            ("dh_dst", &self.dh_dst),
-            ("da_dst", &self.da_dst),
+        let mut named: Vec<(&'static str, &[f32])> = vec![("out", &self.out), ("lse", &self.lse), ("dh", &self.dh)];
+        named.extend(self.dh_dst.as_deref().map(|dh_dst| ("dh_dst", dh_dst)));
+        named.extend([
+            ("da_dst", &self.da_dst[..]),
             ("da_src", &self.da_src),
             ("el", &self.el),
             ("er", &self.er),
@@ -87,7 +85,8 @@ impl GatResults {
             ("precomputed dh", &self.pre_dh),
             ("d_el", &self.pre_d_el),
             ("d_er", &self.pre_d_er),
-        ]
+        ]);
+        named
     }
 }
 
@@ -115,7 +114,7 @@ pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInput
         out: backend.download(&fwd.out)?,
         lse: backend.download(&fwd.lse)?,
         dh: backend.download(&grads.dh)?,
-        dh_dst: backend.download(&grads.dh_dst)?,
+        dh_dst: grads.dh_dst.as_ref().map(|dh_dst| backend.download(dh_dst)).transpose()?,
         da_dst: backend.download(&grads.da_dst)?,
         da_src: backend.download(&grads.da_src)?,
         el: backend.download(el)?,
@@ -141,9 +140,10 @@ pub fn check_gat(
 
 /// Runs GAT on `graph` with inputs from `seed` and checks it: no NaN anywhere, `lse = −∞` exactly
 /// on empty rows (and finite elsewhere); out, lse, dh, dh_dst, da_dst, da_src within the tolerance
-/// rule of the `f64` reference; and the precomputed entry point, fed the node scores the forward
-/// computed, within the rule of the reference fed the same scores (out, dh, d el, d er). `Err`
-/// says what failed, with the case, the graph and the plan.
+/// rule of the `f64` reference (with equal `h` and `h_dst`, passed as one buffer, `dh` against the
+/// reference's `dh + dh_dst` and no `dh_dst`: the library folds it); and the precomputed entry
+/// point, fed the node scores the forward computed, within the rule of the reference fed the same
+/// scores (out, dh, d el, d er). `Err` says what failed, with the case, the graph and the plan.
 pub fn check_gat_case(backend: &Backend, graph: &Csr, case: &GatCase, seed: u64) -> Result<Report, String> {
     let context = format!(
         "GAT H={} F={} slope={} magnitude={} {:?} on {} (seed {seed}, {})",
@@ -200,18 +200,31 @@ pub fn check_gat_case(backend: &Backend, graph: &Csr, case: &GatCase, seed: u64)
         }
     }
 
-    let checks = vec![
-        compare("out", &got.out, &n.out, &r.out),
-        compare("lse", &got.lse, &n.lse, &r.lse),
-        compare("dh", &got.dh, &ng.dh, &rg.dh),
-        compare("dh_dst", &got.dh_dst, &ng.dh_dst, &rg.dh_dst),
+    let folded = inputs.h_dst == inputs.h;
+    if got.dh_dst.is_some() == folded {
+        return Err(fail(format!(
+            "dh_dst is {:?} with h_dst {} h",
+            got.dh_dst.as_ref().map(Vec::len),
+            if folded { "=" } else { "≠" }
+        )));
+    }
+    let dh = match &got.dh_dst {
+        Some(dh_dst) => vec![compare("dh", &got.dh, &ng.dh, &rg.dh), compare("dh_dst", dh_dst, &ng.dh_dst, &rg.dh_dst)],
+        None => {
+            let (n_dh, r_dh) = (add(&ng.dh, &ng.dh_dst), add(&rg.dh, &rg.dh_dst));
+            vec![compare("dh (with dh_dst folded in)", &got.dh, &n_dh, &r_dh)]
+        }
+    };
+    let mut checks = vec![compare("out", &got.out, &n.out, &r.out), compare("lse", &got.lse, &n.lse, &r.lse)];
+    checks.extend(dh);
+    checks.extend([
         compare("da_dst", &got.da_dst, &ng.da_dst, &rg.da_dst),
         compare("da_src", &got.da_src, &ng.da_src, &rg.da_src),
         compare("precomputed out", &got.pre_out, &np.out, &rp.out),
         compare("precomputed dh", &got.pre_dh, &npg.dh, &rpg.dh),
         compare("d_el", &got.pre_d_el, &npg.d_el, &rpg.d_el),
         compare("d_er", &got.pre_d_er, &npg.d_er, &rpg.d_er),
-    ];
+    ]);
     Report {
         model: "gat",
         context,
@@ -220,6 +233,11 @@ pub fn check_gat_case(backend: &Backend, graph: &Csr, case: &GatCase, seed: u64)
         outputs: got.named().into_iter().map(|(name, values)| (name, values.to_vec())).collect(),
     }
     .into_result()
+}
+
+/// The element-wise sum of two gradients of one array (the reference's `dh + dh_dst`).
+fn add<T: Copy + std::ops::Add<Output = T>>(a: &[T], b: &[T]) -> Vec<T> {
+    a.iter().zip(b).map(|(&x, &y)| x + y).collect()
 }
 
 /// Runs GAT `runs` times on the same inputs, each time on a freshly prepared graph and plan, and

@@ -154,70 +154,70 @@ pub struct GatNodeScoresParams {
 unsafe impl LaunchParams for GatNodeScoresParams {}
 const _: () = assert!(core::mem::size_of::<GatNodeScoresParams>() == 96);
 
-/// `gat_node_scores_backward`: `dx[n, h, :] = base[n, h, :] + d_scores[n, h]·a[h, :]`.
+/// `gat_node_backward`: over block `b`'s nodes `[b·nodes_per_block, (b+1)·nodes_per_block)`,
+/// the features' gradient `dx[n, h, :] (+)= d_scores[n, h]·a[h, :] + d_scores2[n, h]·a2[h, :]`
+/// and the attention vectors' partial gradients `partial[b, h, :] = Σ_n d_scores[n, h]·x[n, h, :]`
+/// and `partial2` likewise with `d_scores2`, from one read of `x`, nodes in order.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct GatNodeScoresBackwardParams {
-    /// `[N, H]` gradient of the node scores.
-    pub d_scores: GSlice<f32>,
-    /// `[H, F]` attention vector.
-    pub a: GSlice<f32>,
-    /// `[N, H, F]` a gradient to add to (the aggregation's), or empty for none.
-    pub base: GSlice<f32>,
-    /// `[N, H, F]` the features' gradient.
-    pub dx: GSliceMut<f32>,
-    /// Nodes `N`.
-    pub nodes: u32,
-    /// Heads `H`.
-    pub heads: u32,
-    /// Features per head `F`.
-    pub feat: u32,
-}
-// SAFETY: repr(C), plain data and slices.
-unsafe impl LaunchParams for GatNodeScoresBackwardParams {}
-const _: () = assert!(core::mem::size_of::<GatNodeScoresBackwardParams>() == 80);
-
-/// `gat_vector_grad_partials`: block `b`'s share of an attention vector's gradient,
-/// `partial[b, h, f] = Σ_{n in block b's nodes} d_scores[n, h]·x[n, h, f]`, in node order.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct GatVectorGradParams {
-    /// `[N, H]` gradient of the node scores, or empty for ones (a plain sum of `x` over nodes,
-    /// as GATv2 sums its rows' terms of `d a`).
-    pub d_scores: GSlice<f32>,
-    /// `[N, H, F]` features.
+pub struct GatNodeBackwardParams {
+    /// `[N, H, F]` the features both partials read.
     pub x: GSlice<f32>,
-    /// `[B, H, F]` one partial gradient per block.
+    /// `[N, H, F]` the features' gradient, or empty for none (then only the partials are made, as
+    /// GATv2 sums its rows' terms of `d a`).
+    pub dx: GSliceMut<f32>,
+    /// `[N, H]` the gradient of the node scores of `a`, or empty for ones (only without `dx`).
+    pub d_scores: GSlice<f32>,
+    /// `[H, F]` the attention vector of `d_scores` (read only with `dx`).
+    pub a: GSlice<f32>,
+    /// `[B, H, F]` the partials of the gradient of `a`, one per block.
     pub partial: GSliceMut<f32>,
+    /// `[N, H]` the gradient of the second node scores `x` gave (GAT's `el` and `er` when the
+    /// destinations' features are the sources'; unused when `partial2` is empty).
+    pub d_scores2: GSlice<f32>,
+    /// `[H, F]` its attention vector (unused when `partial2` is empty).
+    pub a2: GSlice<f32>,
+    /// `[B, H, F]` the partials of the gradient of `a2`, or empty for no second score.
+    pub partial2: GSliceMut<f32>,
     /// Nodes `N`.
     pub nodes: u32,
     /// Heads `H`.
     pub heads: u32,
     /// Features per head `F`.
     pub feat: u32,
-    /// Nodes per block: block `b` takes `[b·nodes_per_block, (b+1)·nodes_per_block)`.
+    /// Nodes per block: block `b` takes `[b·nodes_per_block, (b+1)·nodes_per_block)`, cut at `N`.
     pub nodes_per_block: u32,
+    /// 1: `dx` holds a gradient to add to (the aggregation's `dh`, updated in place); 0: `dx` is
+    /// written from the node scores' terms alone.
+    pub accumulate: u32,
 }
 // SAFETY: repr(C), plain data and slices.
-unsafe impl LaunchParams for GatVectorGradParams {}
-const _: () = assert!(core::mem::size_of::<GatVectorGradParams>() == 64);
+unsafe impl LaunchParams for GatNodeBackwardParams {}
+const _: () = assert!(core::mem::size_of::<GatNodeBackwardParams>() == 152);
 
-/// `gat_vector_grad_sum`: `out[i] = Σ_b partial[b, i]` in block order.
+/// `gat_vector_grad_sum`: `out[i] = Σ_b partial[b, i]` and `out2[i] = Σ_b partial2[b, i]` in block
+/// order.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatVectorSumParams {
     /// `[B, L]` the partials.
     pub partial: GSlice<f32>,
-    /// `[L]` the sum.
+    /// `[L]` their sum.
     pub out: GSliceMut<f32>,
+    /// `[B2, L]` a second vector's partials, or empty for none.
+    pub partial2: GSlice<f32>,
+    /// `[L]` their sum (empty when `partial2` is).
+    pub out2: GSliceMut<f32>,
     /// Partials `B`.
     pub blocks: u32,
+    /// Partials `B2` of the second vector.
+    pub blocks2: u32,
     /// Elements per partial `L`.
     pub len: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatVectorSumParams {}
-const _: () = assert!(core::mem::size_of::<GatVectorSumParams>() == 40);
+const _: () = assert!(core::mem::size_of::<GatVectorSumParams>() == 80);
 
 /// `gat_edge_scores` (baselines): `scores[e, h] = LeakyReLU(el[row(e), h] + er[col(e), h])`;
 /// with `d_scores` given (`gat_edge_scores_backward`), writes `d_scores·LeakyReLU'` instead.

@@ -1,22 +1,26 @@
 //! GAT's node scores `s[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` from the destinations' features and
-//! `a_dst`, `er` from the sources' and `a_src`) and their backward: the features' gradient
-//! `dx = base + d_s·a`, and the attention vector's `da = Σ_n d_s[n]·x[n]` as per-block partials
-//! summed in block order (no atomics: bit-identical run after run).
+//! `a_dst`, `er` from the sources' and `a_src`) and their backward: in one pass over the nodes,
+//! the features' gradient `dx = base + d_s·a` (with both scores' terms when one array gave both)
+//! and the attention vectors' `da = Σ_n d_s[n]·x[n]` as per-block partials, then those summed in
+//! block order (no atomics: bit-identical run after run).
 //!
 //! # Grid mapping
 //! [`GAT_NODE_SCORES`]: warp `w` of the grid takes the [`NODE_HEADS_PER_WARP`] (node, head)
 //! pairs from flat index `w·NODE_HEADS_PER_WARP` on (pair `i` is node `i / H`, head `i % H`),
 //! lanes striding over the `F` features, with one or two attention vectors over the same loads.
-//! [`GAT_NODE_SCORES_BACKWARD`]: one warp per (node, head), warp `w` of the grid takes node
-//! `w / H`, head `w % H`; lanes stride over the `F` features.
-//! [`GAT_VECTOR_GRAD_PARTIALS`]: block `b` takes `nodes_per_block` consecutive nodes; its threads
-//! stride over the `H·F` elements, each summing its element over the block's nodes in order.
-//! [`GAT_VECTOR_GRAD_SUM`]: one thread per element, summing the blocks' partials in order.
+//! [`GAT_NODE_BACKWARD`]: block `b` takes `nodes_per_block` consecutive nodes; its threads stride
+//! over the `H·F` elements (coalesced), each walking its element down the block's nodes
+//! [`NODE_BACKWARD_UNROLL`] at a time (their loads in flight together), adding to its partials
+//! in node order and writing `dx` as it goes.
+//! [`GAT_VECTOR_GRAD_SUM`]: one thread per element of one or two vectors, summing the blocks'
+//! partials in order, [`VECTOR_SUM_UNROLL`] loads at a time.
 //!
 //! # Numerics
-//! f32; the node scores are butterfly warp sums.
+//! f32; the node scores are butterfly warp sums; `dx = (base + d_s·a) + d_s2·a2` and the partials
+//! `((d_s[n0]·x[n0] + d_s[n1]·x[n1]) + …)`, each product rounded before its sum (no contraction),
+//! the same on the GPU and the emulator.
 
-use crate::abi::{GatNodeScoresBackwardParams, GatNodeScoresParams, GatVectorGradParams, GatVectorSumParams};
+use crate::abi::{GatNodeBackwardParams, GatNodeScoresParams, GatVectorSumParams};
 use crate::kernel;
 use crate::kernels::common::reduce::warp_sum;
 use crate::kernels::common::unroll::unroll;
@@ -79,61 +83,114 @@ kernel! {
     }
 }
 
-kernel! {
-    /// `dx[n, h, :] = base[n, h, :] + d_scores[n, h]·a[h, :]` (no `base` when it is empty).
-    pub kernel GAT_NODE_SCORES_BACKWARD = fn gat_node_scores_backward(p: &GatNodeScoresBackwardParams) {
-        let Some(nh) = this_head(p.nodes, p.heads, 1) else { return };
-        let feat = p.feat as usize;
-        let (base, head) = (nh * feat, (nh % p.heads as usize) * feat);
-        let d = p.d_scores.load(nh);
-        let mut f = simt::lane_id() as usize;
-        while f < feat {
-            let through_score = d * p.a.load(head + f);
-            let total = if p.base.is_empty() { through_score } else { p.base.load(base + f) + through_score };
-            p.dx.store(base + f, total);
-            f += WARP_SIZE as usize;
-        }
-    }
-}
+/// Nodes one thread of [`GAT_NODE_BACKWARD`] reads at once: a node is one or two loads per thread
+/// (its `dx` and `x`), too few in flight to cover the memory's latency.
+pub const NODE_BACKWARD_UNROLL: usize = 4;
 
 kernel! {
-    /// `partial[b, h, f] = Σ_{n of block b} d_scores[n, h]·x[n, h, f]` (`d_scores` empty: 1),
-    /// nodes in order.
-    pub kernel GAT_VECTOR_GRAD_PARTIALS = fn gat_vector_grad_partials(p: &GatVectorGradParams) {
-        let b = simt::block_idx().x;
-        let len = p.heads as usize * p.feat as usize;
-        let first = b as u64 * p.nodes_per_block as u64;
-        if first >= p.nodes as u64 {
-            return;
-        }
-        let end = (first + p.nodes_per_block as u64).min(p.nodes as u64);
+    /// Over block `b`'s nodes: `dx[n, i] = (dx[n, i] if accumulate) + d_scores[n, h]·a[i] +
+    /// d_scores2[n, h]·a2[i]` (no `dx` when it is empty), `partial[b, i] = Σ_n d_scores[n, h]·x[n, i]`
+    /// (`d_scores` empty: ones) and `partial2[b, i]` with `d_scores2` (none when `partial2` is
+    /// empty),
+    /// nodes in order; `i` is a flat (head, feature) index, `h = i / F`. A block with no nodes
+    /// writes zero partials.
+    pub kernel GAT_NODE_BACKWARD = fn gat_node_backward(p: &GatNodeBackwardParams) {
+        const U: usize = NODE_BACKWARD_UNROLL;
+        let b = simt::block_idx().x as usize;
+        let (heads, len) = (p.heads as usize, p.heads as usize * p.feat as usize);
+        let nodes = p.nodes as u64;
+        let first = (b as u64 * p.nodes_per_block as u64).min(nodes) as usize;
+        let end = (first as u64 + p.nodes_per_block as u64).min(nodes) as usize;
+        let (write_dx, ones, second) = (!p.dx.is_empty(), p.d_scores.is_empty(), !p.partial2.is_empty());
+        let accumulate = p.accumulate != 0;
         let mut i = simt::thread_idx().x as usize;
         while i < len {
             let h = i / p.feat as usize;
-            let mut sum = 0.0f32;
+            let a = if write_dx { p.a.load(i) } else { 0.0 };
+            let a2 = if write_dx && second { p.a2.load(i) } else { 0.0 };
+            let (mut sum, mut sum2) = (0.0f32, 0.0f32);
             let mut n = first;
             while n < end {
-                let x = p.x.load(n as usize * len + i);
-                sum += if p.d_scores.is_empty() { x } else { p.d_scores.load(n as usize * p.heads as usize + h) * x };
-                n += 1;
+                let mut xs = [0.0f32; U];
+                let mut ds = [1.0f32; U];
+                let mut ds2 = [0.0f32; U];
+                let mut bases = [0.0f32; U];
+                unroll!(U, |u| {
+                    let m = n + u;
+                    if m < end {
+                        xs[u] = p.x.load(m * len + i);
+                        if !ones {
+                            ds[u] = p.d_scores.load(m * heads + h);
+                        }
+                        if second {
+                            ds2[u] = p.d_scores2.load(m * heads + h);
+                        }
+                        if accumulate {
+                            bases[u] = p.dx.load(m * len + i);
+                        }
+                    }
+                });
+                unroll!(U, |u| {
+                    let m = n + u;
+                    if m < end {
+                        sum += ds[u] * xs[u];
+                        if second {
+                            sum2 += ds2[u] * xs[u];
+                        }
+                        if write_dx {
+                            let through = ds[u] * a;
+                            let mut total = if accumulate { bases[u] + through } else { through };
+                            if second {
+                                total += ds2[u] * a2;
+                            }
+                            p.dx.store(m * len + i, total);
+                        }
+                    }
+                });
+                n += U;
             }
-            p.partial.store(b as usize * len + i, sum);
+            p.partial.store(b * len + i, sum);
+            if second {
+                p.partial2.store(b * len + i, sum2);
+            }
             i += simt::block_dim().x as usize;
         }
     }
 }
 
+/// Partials one thread of [`GAT_VECTOR_GRAD_SUM`] loads at once (then adds in order).
+pub const VECTOR_SUM_UNROLL: usize = 8;
+
 kernel! {
-    /// `out[i] = Σ_b partial[b, i]`, blocks in order.
+    /// `out[i] = Σ_b partial[b, i]` for `i < len`, and for `len ≤ j < 2·len` `out2[j − len]` from
+    /// `partial2` unless it is empty; blocks in order.
     pub kernel GAT_VECTOR_GRAD_SUM = fn gat_vector_grad_sum(p: &GatVectorSumParams) {
-        let i = simt::block_idx().x as usize * simt::block_dim().x as usize + simt::thread_idx().x as usize;
-        if i >= p.len as usize {
+        const U: usize = VECTOR_SUM_UNROLL;
+        let j = simt::block_idx().x as usize * simt::block_dim().x as usize + simt::thread_idx().x as usize;
+        let len = p.len as usize;
+        let (partial, out, blocks, i) = if j < len {
+            (p.partial, p.out, p.blocks as usize, j)
+        } else if j < 2 * len && !p.partial2.is_empty() {
+            (p.partial2, p.out2, p.blocks2 as usize, j - len)
+        } else {
             return;
-        }
+        };
         let mut sum = 0.0f32;
-        for b in 0..p.blocks as usize {
-            sum += p.partial.load(b * p.len as usize + i);
+        let mut b = 0;
+        while b < blocks {
+            let mut terms = [0.0f32; U];
+            unroll!(U, |k| {
+                if b + k < blocks {
+                    terms[k] = partial.load((b + k) * len + i);
+                }
+            });
+            unroll!(U, |k| {
+                if b + k < blocks {
+                    sum += terms[k];
+                }
+            });
+            b += U;
         }
-        p.out.store(i, sum);
+        out.store(i, sum);
     }
 }
