@@ -19,6 +19,7 @@ Prints one JSON line (rank 0), also written to ``--json``; exits non-zero when a
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -36,6 +37,9 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default=None, help="nccl (default with CUDA) or gloo")
     p.add_argument("--device", default=None, help="cuda (default when available) or cpu")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds a collective may wait before it fails (not hangs)"
+    )
     p.add_argument("--model", choices=["gat", "gt"], default="gat")
     p.add_argument("--cora", default=None, help="a Planetoid cora.npz (graphs/README.md); default: a random graph")
     p.add_argument("--nodes", type=int, default=20000)
@@ -183,7 +187,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     cuda = torch.cuda.is_available() if args.device is None else args.device == "cuda"
     backend = args.backend or ("nccl" if cuda else "gloo")
-    dist.init_process_group(backend)
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", rank))
     if cuda:
