@@ -81,7 +81,7 @@ def _call(graph: Graph, entry, key: tuple, *args, mode: object = None):
 
 
 def _call_on(graph: Graph, stream: int | None, entry, key: tuple, mode: object, *args):
-    shape_key = (entry.__name__, *key[:2], mode)
+    shape_key = (entry.__name__, *key[:2]) if mode is None else (entry.__name__, *key[:2], mode)
     size = graph._workspace.get(shape_key)
     if size is None:
         size = entry(graph._prepared, *key, stream, None, *args)

@@ -451,9 +451,10 @@ def test_the_ops_pass_opcheck():
     beta = torch.tensor([1.3], requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.agnn_forward.default, (h, beta, graph.id))
     h, el, er = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)
-    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.0, None))
+    for train in (False, True):
+        torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.0, None, train))
     seed = torch.tensor(11, dtype=torch.int64)
-    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.4, seed))
+    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.4, seed, True))
     xl, xr, a = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.0, None))
     torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.4, seed))
