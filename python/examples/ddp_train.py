@@ -272,6 +272,10 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "w") as f:
                 f.write(line + "\n")
+    # Every rank waits for rank 0's check before the teardown: a rank that tore its group down
+    # and exited while rank 0 still worked left rank 0's teardown waiting on it (a hang seen in
+    # CI with gloo).
+    dist.barrier()
     dist.destroy_process_group()
     # Rank 0 alone knows the check's outcome; torchrun fails the job when any rank fails.
     return 0 if ok else 1
