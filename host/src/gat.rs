@@ -149,14 +149,26 @@ pub struct Gat<'g, 'b> {
     saves_part: bool,
 }
 
-/// One warp per `per_warp` (node, head) pairs.
-fn node_config(nodes: usize, heads: u32, per_warp: usize) -> Result<LaunchConfig> {
+/// Blocks per multiprocessor of the node kernels that stride over (node, head) pairs: resident
+/// together at their registers (80 at most: 3 blocks of 256 threads fit), each warp looping over
+/// many groups of pairs.
+const NODE_BLOCKS_PER_MULTIPROCESSOR: u64 = 3;
+
+/// Warps over groups of `per_warp` (node, head) pairs: one warp per group, up to
+/// [`NODE_BLOCKS_PER_MULTIPROCESSOR`] blocks per multiprocessor when `bounded` (for a kernel whose
+/// warps stride past that: the row pass from the positive part), else as many blocks as groups
+/// need (the node scores, one warp per group: a striding version was slower on the H200, GAT
+/// er-1M-d16 4×64 forward 5.42 → 5.56–5.66 ms).
+fn node_config(backend: &Backend, nodes: usize, heads: u32, per_warp: usize, bounded: bool) -> Result<LaunchConfig> {
     let warps = (nodes as u64 * heads as u64).div_ceil(per_warp as u64);
-    let blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64);
+    let mut blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64).max(1);
+    if bounded {
+        blocks = blocks.min(u64::from(backend.limits().multiprocessors.max(1)) * NODE_BLOCKS_PER_MULTIPROCESSOR);
+    }
     if blocks > i32::MAX as u64 {
         return Err(Error::Unsupported { what: format!("{} node-heads in one launch", nodes as u64 * heads as u64) });
     }
-    Ok(LaunchConfig { grid: Dim3::x(blocks.max(1) as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 })
+    Ok(LaunchConfig { grid: Dim3::x(blocks as u32), block: Dim3::x(NODE_BLOCK), shared_bytes: 0 })
 }
 
 impl<'g, 'b> Gat<'g, 'b> {
@@ -248,7 +260,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 heads,
                 feat,
             };
-            let config = node_config(nodes, heads, NODE_HEADS_PER_WARP)?;
+            let config = node_config(self.backend(), nodes, heads, NODE_HEADS_PER_WARP, false)?;
             // SAFETY: x is [nodes, H, F], a and a2 (when given) are [H, F] (checked by the
             // caller), scores and scores2 are [nodes, H] and distinct; each warp takes
             // NODE_HEADS_PER_WARP (node, head) pairs and skips those past the last.
@@ -717,10 +729,11 @@ impl<'g, 'b> Gat<'g, 'b> {
             feat,
             slope: self.slope,
         };
+        let config = node_config(self.backend(), nodes, heads, PART_ROWS_PER_WARP, true)?;
         // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, delta and d_el
         // [N_dst, H] (the forward's and the checked d_out), the outputs distinct from the inputs;
-        // each warp takes PART_ROWS_PER_WARP (node, head) pairs and skips those past the last.
-        unsafe { self.backend().launch(&GAT_PART_ROWS, &node_config(nodes, heads, PART_ROWS_PER_WARP)?, &params) }
+        // the warps stride over groups of PART_ROWS_PER_WARP (node, head) pairs, none past the last.
+        unsafe { self.backend().launch(&GAT_PART_ROWS, &config, &params) }
     }
 
     /// The unfused backward: α and ds `[E, H]` in memory, `d el`/`d er` as SpMMs of

@@ -12,8 +12,8 @@
 //!        = (1 − slope)·(dO_i·o⁺_i − D_i·α⁺_i)
 //! ```
 //!
-//! per head ([`GAT_PART_ROWS`], one warp per [`PART_ROWS_PER_WARP`] (node, head) pairs, lanes
-//! striding over the features; the dot products are butterfly warp sums). The forward pays one more `[N, H, F]` output and the
+//! per head ([`GAT_PART_ROWS`]: the grid's warps stride over groups of [`PART_ROWS_PER_WARP`]
+//! (node, head) pairs, lanes over the features; the dot products are butterfly warp sums). The forward pays one more `[N, H, F]` output and the
 //! registers of a second accumulator; the row pass's gather of every edge's `h_j` goes.
 
 use super::LeakyScore;
@@ -122,6 +122,24 @@ pub mod dropout {
     }
 }
 
+/// Calls `f` with the first flat index of each group of `per_warp` (node, head) pairs this warp
+/// takes: the grid's warps stride over the groups (pair `i` is node `i / H`, head `i % H`), so a
+/// grid of a few blocks per multiprocessor covers any node count with warps that live long. H200,
+/// GAT forward+backward ms, one warp per group against this: er-1M-d16 4×64 16.70 → 16.37, 1×128
+/// 8.56 → 8.40, pl-1M-d16 4×64 13.13 → 12.76 (`docs/runs/2026-12-01d/ab-node-grid.txt`; GAT's node
+/// scores were slower so, and keep one warp per group).
+#[inline(always)]
+fn each_head_group(nodes: u32, heads: u32, per_warp: usize, mut f: impl FnMut(usize)) {
+    let warps = (simt::block_dim().x / WARP_SIZE) as u64;
+    let stride = simt::grid_dim().x as u64 * warps * per_warp as u64;
+    let total = nodes as u64 * heads as u64;
+    let mut first = (simt::block_idx().x as u64 * warps + simt::warp_id() as u64) * per_warp as u64;
+    while first < total {
+        f(first as usize);
+        first += stride;
+    }
+}
+
 /// (node, head) pairs one warp of [`GAT_PART_ROWS`] takes (their loads in flight together).
 pub const PART_ROWS_PER_WARP: usize = 4;
 
@@ -129,37 +147,36 @@ kernel! {
     /// The backward's row pass from the positive part: `delta[n, h] = dO·o` and
     /// `d_el[n, h] = (1 − slope)·(dO·o⁺ − delta·α⁺)`.
     pub kernel GAT_PART_ROWS = fn gat_part_rows(p: &GatPartRowsParams) {
-        let warps = simt::block_dim().x / WARP_SIZE;
-        let w = simt::block_idx().x as u64 * warps as u64 + simt::warp_id() as u64;
-        let total = p.nodes as u64 * p.heads as u64;
-        let first = w * PART_ROWS_PER_WARP as u64;
-        if first >= total {
-            return;
-        }
-        let (first, total, feat) = (first as usize, total as usize, p.feat as usize);
-        let lane = simt::lane_id() as usize;
-        let mut delta = [0.0f32; PART_ROWS_PER_WARP];
-        let mut positive = [0.0f32; PART_ROWS_PER_WARP];
-        let mut f = lane;
-        while f < feat {
-            unroll!(PART_ROWS_PER_WARP, |i| {
-                let nh = first + i;
-                if nh < total {
-                    let at = nh * feat + f;
-                    let d_out = p.d_out.load(at);
-                    delta[i] += d_out * p.out.load(at);
-                    positive[i] += d_out * p.part_out.load(at);
-                }
-            });
-            f += WARP_SIZE as usize;
-        }
+        each_head_group(p.nodes, p.heads, PART_ROWS_PER_WARP, |first| part_rows(p, first));
+    }
+}
+
+/// [`GAT_PART_ROWS`] for the group of pairs from `first`.
+#[inline(always)]
+fn part_rows(p: &GatPartRowsParams, first: usize) {
+    let (total, feat) = (p.nodes as usize * p.heads as usize, p.feat as usize);
+    let lane = simt::lane_id() as usize;
+    let mut delta = [0.0f32; PART_ROWS_PER_WARP];
+    let mut positive = [0.0f32; PART_ROWS_PER_WARP];
+    let mut f = lane;
+    while f < feat {
         unroll!(PART_ROWS_PER_WARP, |i| {
             let nh = first + i;
-            let (delta, positive) = (warp_sum(delta[i]), warp_sum(positive[i]));
-            if lane == 0 && nh < total {
-                p.delta.store(nh, delta);
-                p.d_el.store(nh, (1.0 - p.slope) * (positive - delta * p.part_weight.load(nh)));
+            if nh < total {
+                let at = nh * feat + f;
+                let d_out = p.d_out.load(at);
+                delta[i] += d_out * p.out.load(at);
+                positive[i] += d_out * p.part_out.load(at);
             }
         });
+        f += WARP_SIZE as usize;
     }
+    unroll!(PART_ROWS_PER_WARP, |i| {
+        let nh = first + i;
+        let (delta, positive) = (warp_sum(delta[i]), warp_sum(positive[i]));
+        if lane == 0 && nh < total {
+            p.delta.store(nh, delta);
+            p.d_el.store(nh, (1.0 - p.slope) * (positive - delta * p.part_weight.load(nh)));
+        }
+    });
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# GAT's node kernels striding over a bounded grid: GPU tests, then A/B against 13835d3.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+start=$(date +%s)
+mkdir -p /tmp/ab && tar -xJf .gpu/call6.tar.xz -C /tmp/ab
+t=$OUT/tests.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $t
+echo "tests done $(( $(date +%s) - start )) s" >> $t
+export DFGNN_BACKEND=cuda DFGNN_GRAPH_TOOL_DIR=.gpu/data/graph-tool DFGNN_DATA_DIR=.gpu/data
+log=$OUT/ab.txt
+run() { local m=$1 g=$2 h=$3 f=$4
+  for b in 13835d3 stride stride2; do
+    [[ $(( $(date +%s) - start )) -gt 330 ]] && return
+    r=$(/tmp/ab/dfgnn-$b bench $m --graph $g --heads $h --feat $f --schedule auto --repeats 10 2>&1 | grep -E '^auto|error')
+    echo "$m $g ${h}x$f $b | $r" >> $log
+  done
+}
+for rep in 1; do
+  run gat er-1M-d16 4 64
+  run gat er-1M-d16 1 128
+  run gat pl-1M-d16 4 64
+  run gat batch-1024x120-d50 1 128
+  run gat gt-email-Enron 4 64
+  run gat mol-16384 1 128
+done
+echo "done $(( $(date +%s) - start )) s" >> $log
