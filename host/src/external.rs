@@ -268,7 +268,8 @@ pub unsafe fn gat_backward(
             let (h, el, er, d_out) =
                 (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
-            let part = match part.filter(|_| gat.plans_part()) {
+            // The part is ignored where the plan saves none (`saved_forward_with`).
+            let part = match part {
                 Some((o, w)) => Some((borrow(backend, o)?, borrow(backend, w)?)),
                 None => None,
             };

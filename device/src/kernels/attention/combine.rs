@@ -76,6 +76,25 @@ fn sum4(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
     (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
+/// One feature of a split row merged from its chunks `first..last`: `(M, l, acc, 1/l)` (0 for
+/// `l = 0`) with `M` the chunks' largest max, `l = Σ_u l_u·2^(m_u − M)` and `acc = Σ_u acc(u)·2^(m_u
+/// − M)`, from `ml(u, 0)` and `ml(u, 1)` the chunk's (max, sum); and the factor `2^(m_u − M)` for
+/// the caller's further sums.
+#[inline(always)]
+fn merge_chunks(
+    first: usize,
+    last: usize,
+    ml: impl Fn(usize, usize) -> f32 + Copy,
+    acc: impl Fn(usize) -> f32,
+) -> (f32, f32, f32, f32, impl Fn(usize) -> f32) {
+    let m = merged_max(first, last, ml);
+    let rescaled = move |u: usize| rescale_factor(ml(u, 0), m);
+    let l = sum4(first, last, |u| ml(u, 1) * rescaled(u));
+    let acc = sum4(first, last, |u| acc(u) * rescaled(u));
+    let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+    (m, l, acc, inv, rescaled)
+}
+
 kernel! {
     /// Merges the forward partials of each split row into `out` and `lse`.
     pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
@@ -83,10 +102,7 @@ kernel! {
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
         let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let m = merged_max(first, last, ml);
-        let l = sum4(first, last, |u| ml(u, 1) * rescale_factor(ml(u, 0), m));
-        let acc = sum4(first, last, |u| p.partial_acc.load(u * heads * feat + x) * rescale_factor(ml(u, 0), m));
-        let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+        let (m, l, acc, inv, _) = merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
         p.out.store(row * heads * feat + x, acc * inv);
         if x.is_multiple_of(feat) {
             p.lse.store(row * heads + head, log_sum_exp(m, l));
@@ -117,13 +133,11 @@ kernel! {
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
         let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let m = merged_max(first, last, ml);
-        let l = sum4(first, last, |u| ml(u, 1) * rescale_factor(ml(u, 0), m));
-        let acc = sum4(first, last, |u| p.partial_acc.load(u * heads * feat + x) * rescale_factor(ml(u, 0), m));
-        let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+        let (_, _, acc, inv, rescaled) =
+            merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
         p.out.store(row * heads * feat + x, acc * inv);
         if x.is_multiple_of(feat) {
-            let weight = sum4(first, last, |u| p.partial_weight.load(u * heads + head) * rescale_factor(ml(u, 0), m));
+            let weight = sum4(first, last, |u| p.partial_weight.load(u * heads + head) * rescaled(u));
             p.weight.store(row * heads + head, weight * inv);
         }
     }
