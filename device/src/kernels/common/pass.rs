@@ -65,7 +65,8 @@ impl<V: Vector> Lanes<V> {
     /// Where `node`'s vector for `slot` sits in an `[N, H, Fv]` array: `(node·H + head)·Fv + vector`.
     #[inline(always)]
     pub fn at(&self, node: u32, slot: Slot) -> usize {
-        (node as usize * self.heads as usize + slot.head as usize) * self.vectors as usize + slot.vector as usize
+        // One 32×32→64-bit multiply per node (a row of H·Fv vectors fits 32 bits).
+        node as usize * (self.heads * self.vectors) as usize + (slot.head * self.vectors + slot.vector) as usize
     }
 
     /// Where `node`'s scalar for `slot`'s head sits in an `[N, H]` array.

@@ -1,6 +1,6 @@
 //! The unit of a feature load: one `f32`, or four (`F4`, one 16-byte instruction).
 
-use crate::simt::{F4, FULL_MASK, Word, warp};
+use crate::simt::{F4, FULL_MASK, Word, math, warp};
 
 /// A short vector of features one lane loads, multiplies and accumulates at once.
 pub trait Vector: Word {
@@ -10,7 +10,7 @@ pub trait Vector: Word {
     fn zero() -> Self;
     /// `Σ self·other`.
     fn dot(self, other: Self) -> f32;
-    /// `acc + s·self`, element-wise.
+    /// `acc + s·self`, element-wise, each a fused multiply-add (one rounding).
     fn mul_add(self, s: f32, acc: Self) -> Self;
     /// `s·self`, element-wise.
     fn scale(self, s: f32) -> Self;
@@ -38,7 +38,7 @@ impl Vector for f32 {
     }
     #[inline(always)]
     fn mul_add(self, s: f32, acc: Self) -> Self {
-        acc + s * self
+        math::fma(s, self, acc)
     }
     #[inline(always)]
     fn scale(self, s: f32) -> Self {
@@ -80,7 +80,7 @@ impl Vector for F4 {
     #[inline(always)]
     fn mul_add(self, s: f32, acc: Self) -> Self {
         let (a, c) = (self.0, acc.0);
-        F4([c[0] + s * a[0], c[1] + s * a[1], c[2] + s * a[2], c[3] + s * a[3]])
+        F4([math::fma(s, a[0], c[0]), math::fma(s, a[1], c[1]), math::fma(s, a[2], c[2]), math::fma(s, a[3], c[3])])
     }
     #[inline(always)]
     fn scale(self, s: f32) -> Self {
