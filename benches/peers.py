@@ -335,10 +335,10 @@ def peers_for(model, case, heads, feat, device, sets, have_turbo, have_dfgnn):
             return (lambda: gat_attention(h, h_dst, a_src, a_dst, src, dst, n_dst)), reference, [h, h_dst, a_src, a_dst]
         out += [("pyg", "GATConv", layer), ("pyg", "attention", bare)]
         if have_dfgnn:
-            # PyG's attention part computes the node scores from h and att; dfgnn's op takes them
-            # (el: the destinations', er: the sources'), so they are computed in the call too.
+            # PyG's attention part computes the node scores from h and att; so does dfgnn's op
+            # from the features (in its own kernels, with their backward).
             def gat(g, h, h_dst, a_src, a_dst):
-                return ops.gat_attention(h, (h_dst * a_dst).sum(-1), (h * a_src).sum(-1), g)
+                return ops.gat_attention_from_features(h, a_dst, a_src, g, h_dst=h_dst)
             out += [(DFGNN_PYTHON, "GATConv", fused_layer(layer, fused.GATConv)),
                     (DFGNN_PYTHON, "attention", fused_op(case, bare, gat))]
     elif model == "gatv2":

@@ -282,6 +282,94 @@ pub unsafe fn gat_backward(
     }
 }
 
+/// The feature inputs of GAT's full ops: `h` `[N_src, H, F]`, `h_dst` `[N_dst, H, F]` (`None`:
+/// `h` itself, a square graph's one array), `a_dst` and `a_src` `[H, F]`.
+pub type GatNodeInputs = (External, Option<External>, External, External);
+
+/// GAT's forward from the features: the node scores `el = ⟨h_dst, a_dst⟩`, `er = ⟨h, a_src⟩`
+/// computed by dfgnn's kernels (both from one read of `h` when `h_dst` is `None`), then the
+/// attention as [`gat_forward`]. Writes the saved state into `saved`, the positive part into
+/// `part` (a forward for training) and the node scores into `scores` (`[N_dst, H]`,
+/// `[N_src, H]`: the backward's, and PyG's attention weights').
+///
+/// # Safety
+/// As [`gt_forward`].
+pub unsafe fn gat_nodes_forward(
+    gat: &Gat<'_, '_>,
+    call: Call,
+    (h, h_dst, a_dst, a_src): GatNodeInputs,
+    dropout: Dropout,
+    saved: Saved,
+    part: Option<(External, External)>,
+    (el, er): (External, External),
+) -> Result<usize> {
+    let backend = gat.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (h, a_dst, a_src) = (borrow(backend, h)?, borrow(backend, a_dst)?, borrow(backend, a_src)?);
+            let h_dst = h_dst.map(|x| borrow(backend, x)).transpose()?;
+            // The same buffer for both is the square graph's one read of h.
+            let fwd =
+                gat.forward_with(&h, h_dst.as_ref().unwrap_or(&h), &a_dst, &a_src, dropout.params()?, part.is_some())?;
+            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
+            if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
+                write(backend, "gat forward", "part out", o, part_out)?;
+                write(backend, "gat forward", "part weight", w, part_weight)?;
+            }
+            let (el_v, er_v) = fwd.node_scores().expect("the forward from features computes the node scores");
+            write(backend, "gat forward", "el", el_v, el)?;
+            write(backend, "gat forward", "er", er_v, er)
+        })
+    }
+}
+
+/// GAT's backward after [`gat_nodes_forward`], from its saved state, positive part and node
+/// scores (as it was given them) and its `dropout`: the gradients with respect to `h` (the whole
+/// gradient when `h_dst` is `None`), `h_dst` (only when given), `a_dst` and `a_src`, written into
+/// `grads`.
+///
+/// # Safety
+/// As [`gt_backward`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gat_nodes_backward(
+    gat: &Gat<'_, '_>,
+    call: Call,
+    (h, h_dst, a_dst, a_src): GatNodeInputs,
+    dropout: Dropout,
+    (saved, part, (el, er)): (Saved, Option<(External, External)>, (External, External)),
+    d_out: External,
+    (dh, dh_dst, da_dst, da_src): (External, Option<External>, External, External),
+) -> Result<usize> {
+    if h_dst.is_some() != dh_dst.is_some() {
+        return Err(Error::Unsupported {
+            what: "a GAT backward given h_dst without its gradient's output, or the other way round".to_string(),
+        });
+    }
+    let backend = gat.graph().backend();
+    // SAFETY: forwarded contract (for the length of this call).
+    unsafe {
+        run(backend, call, || {
+            let (h, a_dst, a_src) = (borrow(backend, h)?, borrow(backend, a_dst)?, borrow(backend, a_src)?);
+            let h_dst = h_dst.map(|x| borrow(backend, x)).transpose()?;
+            let (el, er, d_out) = (borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
+            let part = match part {
+                Some((o, w)) => Some((borrow(backend, o)?, borrow(backend, w)?)),
+                None => None,
+            };
+            let inputs = (&h, h_dst.as_ref(), &a_dst, &a_src);
+            let fwd = gat.saved_full_forward(inputs, (&el, &er), restore(backend, saved)?, part, dropout.params()?)?;
+            let grads = gat.backward(&fwd, &d_out)?;
+            write(backend, "gat backward", "dh", &grads.dh, dh)?;
+            if let (Some(result), Some(out)) = (&grads.dh_dst, dh_dst) {
+                write(backend, "gat backward", "dh_dst", result, out)?;
+            }
+            write(backend, "gat backward", "da_dst", &grads.da_dst, da_dst)?;
+            write(backend, "gat backward", "da_src", &grads.da_src, da_src)
+        })
+    }
+}
+
 /// GATv2's forward: `out = softmax(⟨a, LeakyReLU(xl_j + xr_i)⟩ over the edges)·xl` and its
 /// saved state, with attention `dropout`. `xl` is `[N_src, H, F]`, `xr` `[N_dst, H, F]`, `a`
 /// `[H, F]`.
@@ -536,6 +624,86 @@ mod tests {
         }
         assert!(dropout_keep(Dropout::OFF, 3, 1).unwrap());
         assert!(dropout_keep(Dropout { p: 1.0, seed: 0 }, 0, 0).is_err());
+    }
+
+    #[test]
+    fn gat_from_features_on_external_memory_matches_gat_on_buffers() {
+        let backend = Backend::emulator();
+        let bipartite = graph(&backend);
+        let csr = dfgnn_graphs::Csr::from_rows(4, &[vec![0u32, 1, 3], vec![], vec![2, 2, 0], vec![3, 1]]).unwrap();
+        let square = DeviceGraph::new(&backend, &csr).unwrap();
+        let (heads, feat) = (3usize, 7usize);
+        for (graph, dst_features) in [(&bipartite, true), (&square, false)] {
+            let (n_dst, n_src) = (graph.num_dst(), graph.num_src());
+            let mut gat = Gat::new(graph, &GatConfig::new(heads as u32, feat as u32)).unwrap();
+            let h = Aligned::new(n_src * heads * feat, |i| (i as f32 * 0.29).sin());
+            let h_dst = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.41).cos());
+            let a_dst = Aligned::new(heads * feat, |i| (i as f32 * 0.7).cos());
+            let a_src = Aligned::new(heads * feat, |i| i as f32 * 0.05 - 0.4);
+            let d = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.13).cos());
+            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+            let (bh, bh_dst, ba_dst, ba_src, bd) =
+                (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
+            for (dropout, with_part) in
+                [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
+            {
+                gat.set_dropout(dropout.p, dropout.seed).unwrap();
+                gat.set_saves_part(with_part);
+                let fwd = gat.forward(&bh, if dst_features { &bh_dst } else { &bh }, &ba_dst, &ba_src).unwrap();
+                let grads = gat.backward(&fwd, &bd).unwrap();
+                // The external calls pass their dropout and part; the ones set on the op are not theirs.
+                gat.set_dropout(0.9, 1).unwrap();
+                gat.set_saves_part(!with_part);
+
+                let nh = |n: usize| n * heads;
+                let (out, lse, stats) =
+                    (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)), Aligned::nan(2 * nh(n_dst)));
+                let (part_out, part_weight) = (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)));
+                let (el, er) = (Aligned::nan(nh(n_dst)), Aligned::nan(nh(n_src)));
+                let part = with_part.then(|| (part_out.external(), part_weight.external()));
+                let inputs = (h.external(), dst_features.then(|| h_dst.external()), a_dst.external(), a_src.external());
+                let scores = (el.external(), er.external());
+                // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+                in_workspace(&backend, |call| unsafe {
+                    gat_nodes_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part, scores)
+                })
+                .unwrap();
+                let context = format!("{dropout:?} part {with_part} h_dst {dst_features}");
+                assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
+                let (fwd_el, fwd_er) = fwd.node_scores().unwrap();
+                assert_eq!(el.slice(), backend.download(fwd_el).unwrap(), "{context}");
+                assert_eq!(er.slice(), backend.download(fwd_er).unwrap(), "{context}");
+                if let Some((o, w)) = fwd.part() {
+                    assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
+                    assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                }
+                let (dh, dh_dst) = (Aligned::nan(nh(n_src) * feat), Aligned::nan(nh(n_dst) * feat));
+                let (da_dst, da_src) = (Aligned::nan(heads * feat), Aligned::nan(heads * feat));
+                let grads_out =
+                    (dh.external(), dst_features.then(|| dh_dst.external()), da_dst.external(), da_src.external());
+                let state = (saved(&out, &lse, &stats), part, scores);
+                // SAFETY: as above.
+                in_workspace(&backend, |call| unsafe {
+                    gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), grads_out)
+                })
+                .unwrap();
+                assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
+                assert_eq!(grads.dh_dst.is_some(), dst_features, "{context}");
+                if let Some(expected) = &grads.dh_dst {
+                    assert_eq!(dh_dst.slice(), backend.download(expected).unwrap(), "{context}");
+                }
+                assert_eq!(da_dst.slice(), backend.download(&grads.da_dst).unwrap(), "{context}");
+                assert_eq!(da_src.slice(), backend.download(&grads.da_src).unwrap(), "{context}");
+                // A gradient output without its input (or the other way round) is refused.
+                let mismatched =
+                    (dh.external(), (!dst_features).then(|| dh_dst.external()), da_dst.external(), da_src.external());
+                // SAFETY: as above.
+                let err = in_workspace(&backend, |call| unsafe {
+                    gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), mismatched)
+                });
+                assert!(err.is_err(), "{context}");
+            }
+        }
     }
 
     #[test]

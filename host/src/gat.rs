@@ -118,6 +118,10 @@ struct NodeInputs {
     a_src: GSlice<f32>,
 }
 
+/// The feature inputs a [`Gat::forward`] took, as its caller kept them: `h`, `h_dst` (`None`
+/// when it was `h`), `a_dst`, `a_src`.
+pub(crate) type SavedNodeInputs<'a> = (&'a Buffer<f32>, Option<&'a Buffer<f32>>, &'a Buffer<f32>, &'a Buffer<f32>);
+
 /// The gradients of [`Gat::backward`].
 pub struct GatGrads {
     /// `[N_src, H, F]`: through the aggregation and through `er`, and through `el` too when the
@@ -279,6 +283,20 @@ impl<'g, 'b> Gat<'g, 'b> {
         a_dst: &'a Buffer<f32>,
         a_src: &'a Buffer<f32>,
     ) -> Result<GatForward<'a>> {
+        self.forward_with(h, h_dst, a_dst, a_src, self.dropout, self.saves_part)
+    }
+
+    /// [`Gat::forward`] with `dropout` and whether to save the positive part instead of the ones
+    /// set (as [`Gat::forward_precomputed_with`]).
+    pub(crate) fn forward_with<'a>(
+        &self,
+        h: &'a Buffer<f32>,
+        h_dst: &'a Buffer<f32>,
+        a_dst: &'a Buffer<f32>,
+        a_src: &'a Buffer<f32>,
+        dropout: DropoutParams,
+        saves_part: bool,
+    ) -> Result<GatForward<'a>> {
         let g = self.graph();
         let f = &self.fused;
         self.check("gat forward", "h", h.len(), f.features(g.num_src()))?;
@@ -298,7 +316,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         };
         // The score buffers move into the result with the views of them; device memory does
         // not move.
-        let mut fwd = self.attention(h.view(), el.view(), er.view(), self.dropout, self.saves_part)?;
+        let mut fwd = self.attention(h.view(), el.view(), er.view(), dropout, saves_part)?;
         fwd.scores = Some((el, er));
         fwd.full =
             Some(NodeInputs { h_dst: (!one_array).then(|| h_dst.view()), a_dst: a_dst.view(), a_src: a_src.view() });
@@ -409,6 +427,28 @@ impl<'g, 'b> Gat<'g, 'b> {
             part,
             _inputs: std::marker::PhantomData,
         })
+    }
+
+    /// A [`Gat::forward`] result rebuilt from what a caller saved of it, its node scores `el`,
+    /// `er` included, for [`Gat::backward`]: as [`Gat::saved_forward_with`], with the forward's
+    /// `h_dst` (`None` when it was `h`) and attention vectors.
+    pub(crate) fn saved_full_forward<'a>(
+        &self,
+        (h, h_dst, a_dst, a_src): SavedNodeInputs<'a>,
+        (el, er): (&'a Buffer<f32>, &'a Buffer<f32>),
+        saved: (Buffer<f32>, Buffer<f32>, Buffer<f32>),
+        part: Option<(Buffer<f32>, Buffer<f32>)>,
+        dropout: DropoutParams,
+    ) -> Result<GatForward<'a>> {
+        let f = &self.fused;
+        if let Some(h_dst) = h_dst {
+            self.check("gat backward", "h_dst", h_dst.len(), f.features(self.graph().num_dst()))?;
+        }
+        self.check("gat backward", "a_dst", a_dst.len(), f.features(1))?;
+        self.check("gat backward", "a_src", a_src.len(), f.features(1))?;
+        let mut fwd = self.saved_forward_with(h, el, er, saved, part, dropout)?;
+        fwd.full = Some(NodeInputs { h_dst: h_dst.map(Buffer::view), a_dst: a_dst.view(), a_src: a_src.view() });
+        Ok(fwd)
     }
 
     /// The attention of the node scores `el`, `er` over `h` (shapes checked by the caller), with

@@ -16,7 +16,7 @@ from torch_geometric.nn import MessagePassing
 from torch_geometric.nn import conv as pyg
 
 from .graph import Graph
-from .ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
+from .ops import agnn_attention, gat_attention_from_features, gatv2_attention, gt_attention
 
 __all__ = ["TransformerConv", "GATConv", "GATv2Conv", "AGNNConv", "convert"]
 
@@ -152,14 +152,22 @@ class GATConv(_Fused, pyg.GATConv):
             h_dst = self.lin(x_dst).view(-1, H, C) if pair else h_src
         else:
             h_src, h_dst = self.lin_src(x_src).view(-1, H, C), self.lin_dst(x_dst).view(-1, H, C)
-        er = (h_src * self.att_src).sum(dim=-1)
-        el = (h_dst * self.att_dst).sum(dim=-1)
         graph = Graph.from_edge_index(
             edge_index, num_nodes=(x_src.size(0), x_dst.size(0)), add_self_loops=self.add_self_loops
         )
         weights = bool(return_attention_weights)
         p = self.dropout if self.training else 0.0
-        result = gat_attention(h_src, el, er, graph, self.negative_slope, return_attention_weights=weights, dropout=p)
+        # The node scores (h·att).sum(-1) and their backward run in dfgnn's kernels too.
+        result = gat_attention_from_features(
+            h_src,
+            self.att_dst,
+            self.att_src,
+            graph,
+            h_dst=h_dst,
+            negative_slope=self.negative_slope,
+            return_attention_weights=weights,
+            dropout=p,
+        )
         out, alpha = result if weights else (result, None)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if res is not None:

@@ -30,7 +30,15 @@ from .graph import Graph, _check_device, _lookup
 #: Bytes a tensor's data must be aligned to: the kernels load 16-byte vectors.
 ALIGNMENT = 16
 
-__all__ = ["gt_attention", "gat_attention", "gatv2_attention", "agnn_attention", "attention_weights", "dropout_mask"]
+__all__ = [
+    "gt_attention",
+    "gat_attention",
+    "gat_attention_from_features",
+    "gatv2_attention",
+    "agnn_attention",
+    "attention_weights",
+    "dropout_mask",
+]
 
 
 def _check_features(name: str, x: Tensor, nodes: int, graph: Graph) -> tuple[int, int]:
@@ -473,6 +481,227 @@ def gat_attention(
         return out
     src, dst = graph.edge_index[0], graph.edge_index[1]
     scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
+    alpha = attention_weights(scores, lse, graph)
+    if seed_t is not None:
+        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
+    return out, alpha
+
+
+def _check_gat_nodes(h: Tensor, h_dst: Optional[Tensor], a_dst: Tensor, a_src: Tensor, graph: Graph) -> tuple[int, int]:
+    heads, feat = _check_features("h", h, graph.num_src, graph)
+    if h_dst is None:
+        if graph.num_dst != graph.num_src:
+            raise ValueError(
+                f"h_dst is needed on a bipartite graph ({graph.num_src} sources, {graph.num_dst} destinations)"
+            )
+    elif _check_features("h_dst", h_dst, graph.num_dst, graph) != (heads, feat):
+        raise ValueError(f"h_dst has {list(h_dst.shape[1:])} heads × features, h has {[heads, feat]}")
+    for name, a in (("a_dst", a_dst), ("a_src", a_src)):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, not {type(a).__name__}")
+        _check_device(a, name)
+        if a.device != graph.device:
+            raise ValueError(f"{name} is on {a.device}, the graph on {graph.device}")
+        if a.dtype != torch.float32:
+            raise TypeError(f"{name} is {a.dtype}: dfgnn's kernels take float32 (cast with .float())")
+        if list(a.shape) != [heads, feat]:
+            raise ValueError(f"{name} must be [{heads}, {feat}] (heads × features), not {list(a.shape)}")
+    return heads, feat
+
+
+def _gat_node_ptrs(h: Tensor, h_dst: Optional[Tensor], a_dst: Tensor, a_src: Tensor) -> tuple:
+    return h.data_ptr(), None if h_dst is None else h_dst.data_ptr(), a_dst.data_ptr(), a_src.data_ptr()
+
+
+@torch.library.custom_op("dfgnn::gat_nodes_forward", mutates_args=())
+def _gat_nodes_forward(
+    h: Tensor,
+    h_dst: Optional[Tensor],
+    a_dst: Tensor,
+    a_src: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+    train: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gat_nodes(h, h_dst, a_dst, a_src, graph)
+    h, a_dst, a_src = _ready("h", h), _ready("a_dst", a_dst), _ready("a_src", a_src)
+    h_dst = None if h_dst is None else _ready("h_dst", h_dst)
+    saved = _saved_like(h, graph.num_dst, heads, feat)
+    part = _gat_part_like(h, graph.num_dst, heads, feat, train)
+    scores = _empty(h, graph.num_dst, heads), _empty(h, graph.num_src, heads)
+    _call(
+        graph,
+        _dfgnn._gat_nodes_forward,
+        (heads, feat, slope),
+        _gat_node_ptrs(h, h_dst, a_dst, a_src),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        _ptrs(*part) if train else None,
+        _ptrs(*scores),
+        mode=(train, h_dst is not None),
+    )
+    return (*saved, *part, *scores)
+
+
+@_gat_nodes_forward.register_fake
+def _(
+    h: Tensor,
+    h_dst: Optional[Tensor],
+    a_dst: Tensor,
+    a_src: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+    train: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    n, (heads, feat) = (h if h_dst is None else h_dst).shape[0], a_dst.shape
+    part = (h.new_empty(n, heads, feat), h.new_empty(n, heads)) if train else (h.new_empty(0), h.new_empty(0))
+    saved = h.new_empty(n, heads, feat), h.new_empty(n, heads), h.new_empty(n, heads, 2)
+    return (*saved, *part, h.new_empty(n, heads), h.new_empty(h.shape[0], heads))
+
+
+@torch.library.custom_op("dfgnn::gat_nodes_backward", mutates_args=())
+def _gat_nodes_backward(
+    h: Tensor,
+    h_dst: Optional[Tensor],
+    a_dst: Tensor,
+    a_src: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    stats: Tensor,
+    part_out: Tensor,
+    part_weight: Tensor,
+    el: Tensor,
+    er: Tensor,
+    d_out: Tensor,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    graph = _lookup(graph_id)
+    heads, feat = _check_gat_nodes(h, h_dst, a_dst, a_src, graph)
+    _check_features("d_out", d_out, graph.num_dst, graph)
+    h, a_dst, a_src, d_out = _ready("h", h), _ready("a_dst", a_dst), _ready("a_src", a_src), _ready("d_out", d_out)
+    h_dst = None if h_dst is None else _ready("h_dst", h_dst)
+    saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
+    scores = _ready("el", el), _ready("er", er)
+    part = None
+    if part_out.numel() > 0:
+        part = _ptrs(_ready("part_out", part_out), _ready("part_weight", part_weight))
+    dh, da_dst, da_src = _empty(h), _empty(a_dst), _empty(a_src)
+    dh_dst = _empty(h, 0) if h_dst is None else _empty(h_dst)
+    _call(
+        graph,
+        _dfgnn._gat_nodes_backward,
+        (heads, feat, slope),
+        _gat_node_ptrs(h, h_dst, a_dst, a_src),
+        _dropout_arg(dropout, seed),
+        _ptrs(*saved),
+        part,
+        _ptrs(*scores),
+        d_out.data_ptr(),
+        _gat_node_ptrs(dh, None if h_dst is None else dh_dst, da_dst, da_src),
+        mode=(part is not None, h_dst is not None),
+    )
+    return dh, dh_dst, da_dst, da_src
+
+
+@_gat_nodes_backward.register_fake
+def _(
+    h,
+    h_dst,
+    a_dst,
+    a_src,
+    out,
+    lse,
+    stats,
+    part_out,
+    part_weight,
+    el,
+    er,
+    d_out,
+    graph_id: int,
+    slope: float,
+    dropout: float,
+    seed: Optional[Tensor],
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    dh_dst = h.new_empty(0) if h_dst is None else h_dst.new_empty(h_dst.shape)
+    return h.new_empty(h.shape), dh_dst, a_dst.new_empty(a_dst.shape), a_src.new_empty(a_src.shape)
+
+
+def _gat_nodes_setup(ctx, inputs, output) -> None:
+    h, h_dst, a_dst, a_src, graph_id, slope, dropout, seed, _train = inputs
+    out, lse, stats, part_out, part_weight, el, er = output
+    # The backward regenerates the forward's mask from the same seed (saved, never redrawn).
+    ctx.save_for_backward(h, h_dst, a_dst, a_src, out, lse, stats, part_out, part_weight, el, er, seed)
+    ctx.graph_id, ctx.slope, ctx.dropout = graph_id, slope, dropout
+    # As in `_gat_setup`: the autograd graph keeps the dfgnn Graph alive until the backward.
+    ctx.graph = _lookup(graph_id)
+    ctx.mark_non_differentiable(lse, stats, part_out, part_weight, el, er)
+
+
+def _gat_nodes_grad(ctx, d_out: Tensor, _d_lse, _d_stats, _d_part_out, _d_part_weight, _d_el, _d_er):
+    h, h_dst, a_dst, a_src, *saved, seed = ctx.saved_tensors
+    dh, dh_dst, da_dst, da_src = _gat_nodes_backward(
+        h, h_dst, a_dst, a_src, *saved, d_out.contiguous(), ctx.graph_id, ctx.slope, ctx.dropout, seed
+    )
+    return dh, None if h_dst is None else dh_dst, da_dst, da_src, None, None, None, None, None
+
+
+_gat_nodes_forward.register_autograd(_gat_nodes_grad, setup_context=_gat_nodes_setup)
+
+
+def gat_attention_from_features(
+    h: Tensor,
+    a_dst: Tensor,
+    a_src: Tensor,
+    graph: Graph,
+    h_dst: Optional[Tensor] = None,
+    negative_slope: float = 0.2,
+    return_attention_weights: bool = False,
+    dropout: float = 0.0,
+    seed: Tensor | int | None = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """GAT attention from the features: :func:`gat_attention` with the node scores
+    ``el = (h_dst·a_dst).sum(-1)`` and ``er = (h·a_src).sum(-1)`` computed by dfgnn's kernels,
+    and their backward fused into the attention's (no ``[N, H, F]`` temporaries, and ``h``'s
+    gradient summed in place).
+
+    ``h`` is ``[num_src, H, F]``; ``h_dst`` ``[num_dst, H, F]``, or ``None`` on a square graph
+    whose destinations are the sources (both scores then come from one read of ``h``); ``a_dst``
+    and ``a_src`` hold ``H·F`` float32 values (PyG's ``att_dst``, ``att_src``: ``[1, H, F]``),
+    viewed as ``[H, F]``. Differentiable in ``h``, ``h_dst``, ``a_dst`` and ``a_src``. Dropout,
+    the seed and the attention weights are as :func:`gat_attention`'s.
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
+    heads, feat = _check_features("h", h, graph.num_src, graph)
+    if h_dst is h:
+        h_dst = None
+    a_dst, a_src = (
+        a.reshape(heads, feat) if isinstance(a, Tensor) and a.numel() == heads * feat else a for a in (a_dst, a_src)
+    )
+    heads, _ = _check_gat_nodes(h, h_dst, a_dst, a_src, graph)
+    slope = float(negative_slope)
+    if not math.isfinite(slope):
+        raise ValueError(f"negative_slope must be finite, not {slope}")
+    p = _check_dropout(dropout)
+    seed_t = _draw_seed(p, seed)
+    inputs = (h, h_dst, a_dst, a_src)
+    # As gat_attention: a forward for training also saves the positive part.
+    train = torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in inputs)
+    out, lse, _stats, _part_out, _part_weight, el, er = _gat_nodes_forward(
+        h, h_dst, a_dst, a_src, graph.id, slope, p, seed_t, train
+    )
+    if not return_attention_weights:
+        return out
+    src, dst = graph.edge_index[0], graph.edge_index[1]
+    scores = torch.nn.functional.leaky_relu(el[dst] + er[src], slope)
     alpha = attention_weights(scores, lse, graph)
     if seed_t is not None:
         alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)

@@ -424,6 +424,88 @@ fn _gat_backward(
         .map_err(to_py)
 }
 
+/// GAT forward from the features: `h` (`[N_src, H, F]`), `h_dst` (`[N_dst, H, F]`, or `None`
+/// when it is `h`) and the attention vectors `a_dst`, `a_src` (`[H, F]`), the node scores
+/// computed by dfgnn, with attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as
+/// `_gt_forward`), the positive part `part` (as `_gat_forward`) and the node scores `el`
+/// (`[N_dst, H]`), `er` (`[N_src, H]`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gat_nodes_forward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, Option<usize>, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+    part: Option<(usize, usize)>,
+    scores: (usize, usize),
+) -> PyResult<usize> {
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gat(graph, heads, feat, slope)?;
+    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
+    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+    let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
+    let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
+    let scores = (features(scores.0, dst, heads, 1), features(scores.1, src, heads, 1));
+    // SAFETY: as in `_gt_forward` (the part's two and the scores are the caller's outputs too).
+    py.detach(|| unsafe {
+        external::gat_nodes_forward(gat, call(stream, workspace), inputs, dropout, out, part, scores)
+    })
+    .map_err(to_py)
+}
+
+/// GAT's feature inputs `(h, h_dst, a_dst, a_src)` at their addresses, for `(N_dst, N_src)` nodes.
+fn gat_node_inputs(
+    (h, h_dst, a_dst, a_src): (usize, Option<usize>, usize, usize),
+    (dst, src): (usize, usize),
+    heads: u32,
+    feat: u32,
+) -> external::GatNodeInputs {
+    let f = |addr, nodes| features(addr, nodes, heads, feat);
+    (f(h, src), h_dst.map(|x| f(x, dst)), f(a_dst, 1), f(a_src, 1))
+}
+
+/// GAT backward after `_gat_nodes_forward`, from its saved state, part and node scores: into `dh`,
+/// `dh_dst` (only when the forward had `h_dst`), `da_dst` and `da_src`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gat_nodes_backward(
+    py: Python<'_>,
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    stream: Option<u64>,
+    workspace: Option<(usize, usize)>,
+    inputs: (usize, Option<usize>, usize, usize),
+    dropout: (f32, u64),
+    out: (usize, usize, usize),
+    part: Option<(usize, usize)>,
+    scores: (usize, usize),
+    d_out: usize,
+    grads: (usize, Option<usize>, usize, usize),
+) -> PyResult<usize> {
+    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
+    let op = gat(graph, heads, feat, slope)?;
+    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
+    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+    let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
+    let grads = gat_node_inputs(grads, (dst, src), heads, feat);
+    let scores = (features(scores.0, dst, heads, 1), features(scores.1, src, heads, 1));
+    let state = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat), scores);
+    let d_out = features(d_out, dst, heads, feat);
+    // SAFETY: as in `_gt_backward`.
+    py.detach(|| unsafe {
+        external::gat_nodes_backward(gat, call(stream, workspace), inputs, dropout, state, d_out, grads)
+    })
+    .map_err(to_py)
+}
+
 /// GATv2 forward over `xl` (`[N_src, H, F]`), `xr` (`[N_dst, H, F]`) and `a` (`[H, F]`), with
 /// attention dropout `(p, seed)`, into `out`, `lse`, `stats` (as `_gt_forward`).
 #[pyfunction]
@@ -561,6 +643,8 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gt_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gat_nodes_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gat_nodes_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gatv2_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gatv2_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_agnn_forward, m)?)?;

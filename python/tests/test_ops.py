@@ -19,7 +19,7 @@ from conftest import (
 )
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gat_attention_from_features, gatv2_attention, gt_attention
 
 
 def _inputs(seed, shape, *sizes):
@@ -105,6 +105,58 @@ def test_gat_forward_backward_and_weights_match_the_f64_reference(graph_case, sh
         results[kind] = (out.detach(), alpha.detach(), h.grad, el.grad, er.grad)
     for i, what in enumerate(("out", "alpha", "dh", "d_el", "d_er")):
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("p", [0.0, 0.4])
+def test_gat_from_features_matches_the_f64_reference(graph_case, shape, p):
+    """The node scores and their backward in dfgnn's kernels: out, α and the gradients of h,
+    h_dst (on a bipartite graph) and both attention vectors against torch's node scores around
+    the f64 reference; on a square graph h_dst is h (one array) and its gradient all in dh."""
+    name, edge_index, num_src, num_dst = graph_case
+    graph = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(num_src, num_dst))
+    heads, feat = shape
+    square = num_src == num_dst
+    h64, h_dst64 = _inputs(41, shape, num_src, num_dst)
+    g = torch.Generator().manual_seed(42)
+    a_dst64, a_src64 = (torch.randn(1, heads, feat, generator=g, dtype=torch.float64) for _ in range(2))
+    d_out = _inputs(43, shape, num_dst)[0]
+    seed = 97 + heads_seed(shape)
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        h, h_dst, a_dst, a_src = (x.to(dtype).detach().clone().requires_grad_() for x in (h64, h_dst64, a_dst64, a_src64))
+        dst_features = h if square else h_dst
+        if kind == "fused":
+            out, alpha = gat_attention_from_features(
+                h, a_dst, a_src, graph, h_dst=None if square else h_dst, return_attention_weights=True, dropout=p, seed=seed
+            )
+        else:
+            el, er = (dst_features * a_dst).sum(-1), (h * a_src).sum(-1)
+            factors = dropout_factors(graph, p, seed, heads, dtype) if p > 0 else None
+            out, alpha = gat_reference(h, el, er, edge_index, num_dst, 0.2, factors)
+        out.backward(d_out.to(dtype))
+        grads = (h.grad, a_dst.grad, a_src.grad) + (() if square else (h_dst.grad,))
+        results[kind] = (out.detach(), alpha.detach(), *grads)
+    whats = ("out", "alpha", "dh", "da_dst", "da_src") + (() if square else ("dh_dst",))
+    for i, what in enumerate(whats):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+def test_gat_from_features_checks_its_inputs():
+    edge_index = torch.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
+    square = dfgnn.Graph.from_edge_index(edge_index, num_nodes=3)
+    bipartite = dfgnn.Graph.from_edge_index(edge_index, num_nodes=(3, 4))
+    h, a = torch.randn(3, 2, 5), torch.randn(2, 5)
+    assert gat_attention_from_features(h, a, a, square).shape == (3, 2, 5)
+    # h_dst given as h itself is the one-array case.
+    assert torch.equal(gat_attention_from_features(h, a, a, square, h_dst=h), gat_attention_from_features(h, a, a, square))
+    with pytest.raises(ValueError, match="h_dst is needed on a bipartite graph"):
+        gat_attention_from_features(h, a, a, bipartite)
+    with pytest.raises(ValueError, match="h_dst has"):
+        gat_attention_from_features(h, a, a, bipartite, h_dst=torch.randn(4, 2, 4))
+    with pytest.raises(ValueError, match=r"a_src must be \[2, 5\]"):
+        gat_attention_from_features(h, a, torch.randn(2, 4), square)
+    with pytest.raises(TypeError, match="float32"):
+        gat_attention_from_features(h, a.double(), a, square)
 
 
 def test_gat_saves_the_positive_part_only_for_training_with_the_same_output(graph_case, shape):
@@ -455,6 +507,11 @@ def test_the_ops_pass_opcheck():
         torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.0, None, train))
     seed = torch.tensor(11, dtype=torch.int64)
     torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, graph.id, 0.2, 0.4, seed, True))
+    a_dst, a_src = torch.randn(3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
+    h_dst = torch.randn(4, 3, 5, requires_grad=True)
+    for train, dst in ((False, None), (True, None), (True, h_dst)):
+        torch.library.opcheck(torch.ops.dfgnn.gat_nodes_forward.default, (h, dst, a_dst, a_src, graph.id, 0.2, 0.0, None, train))
+    torch.library.opcheck(torch.ops.dfgnn.gat_nodes_forward.default, (h, None, a_dst, a_src, graph.id, 0.2, 0.4, seed, True))
     xl, xr, a = torch.randn(4, 3, 5, requires_grad=True), torch.randn(4, 3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
     torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.0, None))
     torch.library.opcheck(torch.ops.dfgnn.gatv2_forward.default, (xl, xr, a, graph.id, 0.2, 0.4, seed))
