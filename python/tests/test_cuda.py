@@ -21,7 +21,7 @@ from conftest import (
 )
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gatv2_attention, gt_attention
+from dfgnn.ops import agnn_attention, gat_attention, gat_attention_from_features, gatv2_attention, gt_attention
 
 
 @pytest.fixture
@@ -84,6 +84,41 @@ def test_gt_and_gat_on_cuda_match_the_f64_reference(cuda, case, shape):
         results[kind] = [gt, gat, *grads]
     for i, what in enumerate(("gt", "gat", "dq", "dk", "dv", "d_el", "d_er")):
         assert_tolerance(f"{name} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"H{h}F{f}" for h, f in SHAPES])
+@pytest.mark.parametrize("p", [0.0, 0.4])
+def test_gat_from_features_on_cuda_matches_the_f64_reference(cuda, case, shape, p):
+    """GAT with dfgnn's node scores: out and the gradients of h, h_dst (bipartite) and both
+    attention vectors, the reference's scores made by torch and fed the kernels' mask."""
+    name, edge_index, num_src, num_dst = case
+    graph = dfgnn.Graph.from_edge_index(edge_index.to(cuda), num_nodes=(num_src, num_dst))
+    heads, seed, square = shape[0], 9 + shape[1], num_src == num_dst
+    h64, h_dst64 = _inputs(27, shape, num_src, num_dst)
+    g = torch.Generator().manual_seed(28)
+    a_dst64, a_src64 = (torch.randn(*shape, generator=g, dtype=torch.float64) for _ in range(2))
+    d_out = _inputs(29, shape, num_dst)[0]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        xs = [x.to(dtype).detach().clone().requires_grad_() for x in (h64, h_dst64, a_dst64, a_src64)]
+        if kind == "fused":
+            h, h_dst, a_dst, a_src = dev = [x.detach().to(cuda).requires_grad_() for x in xs]
+            out = gat_attention_from_features(h, a_dst, a_src, graph, h_dst=None if square else h_dst, dropout=p, seed=seed)
+            out.backward(d_out.float().to(cuda))
+            out = out.detach().cpu()
+        else:
+            h, h_dst, a_dst, a_src = dev = xs
+            features = h if square else h_dst
+            factors = dropout_factors(graph, p, seed, heads, dtype) if p > 0 else None
+            out, _ = gat_reference(h, (features * a_dst).sum(-1), (h * a_src).sum(-1), edge_index, num_dst, 0.2, factors)
+            out.backward(d_out.to(dtype))
+            out = out.detach()
+        grads = [x.grad.cpu() for x in dev[:1] + dev[2:]] + ([] if square else [dev[1].grad.cpu()])
+        results[kind] = [out, *grads]
+    whats = ("out", "dh", "da_dst", "da_src") + (() if square else ("dh_dst",))
+    for i, what in enumerate(whats):
+        assert_tolerance(f"{name} p={p} {what}", results["fused"][i], results["naive"][i], results["ref"][i])
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
