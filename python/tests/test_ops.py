@@ -527,6 +527,9 @@ def test_torch_compile_fullgraph_matches_eager():
         # Attention dropout with its seed drawn from torch's generator inside the compiled step.
         loss = loss + gat_attention(v, el, er, graph, dropout=0.5).square().sum()
         loss = loss + gt_attention(q, k, v, graph, dropout=0.2).square().sum()
+        # GAT from the features: one array, then h_dst apart.
+        loss = loss + gat_attention_from_features(v, q[1], k[2], graph, dropout=0.4).square().sum()
+        loss = loss + gat_attention_from_features(v, q[1], k[2], graph, h_dst=k).square().sum()
         return loss + gatv2_attention(q, k, q[0], graph, dropout=0.3).square().sum()
 
     args = [torch.randn(4, 2, 4, requires_grad=True) for _ in range(3)]
