@@ -25,7 +25,7 @@ use crate::agnn::Agnn;
 use crate::backend::{Backend, Buffer, Workspace};
 use crate::error::{Error, Result};
 use crate::fused::dropout_params;
-use crate::gat::Gat;
+use crate::gat::{Gat, GatForward};
 use crate::gatv2::GatV2;
 use crate::gt::Gt;
 
@@ -235,14 +235,32 @@ pub unsafe fn gat_forward(
         run(backend, call, || {
             let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
             let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?, part.is_some())?;
-            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
-            if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
-                write(backend, "gat forward", "part out", o, part_out)?;
-                write(backend, "gat forward", "part weight", w, part_weight)?;
-            }
+            save_gat(backend, &fwd, saved, part)?;
             Ok(())
         })
     }
+}
+
+/// Writes a GAT forward's saved state into `saved` and, where the caller asked for it and the
+/// plan saves one, its positive part into `part`.
+///
+/// # Safety
+/// As [`Backend::borrow_external`], for the outputs (written).
+unsafe fn save_gat(
+    backend: &Backend,
+    fwd: &GatForward<'_>,
+    saved: Saved,
+    part: Option<(External, External)>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
+        if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
+            write(backend, "gat forward", "part out", o, part_out)?;
+            write(backend, "gat forward", "part weight", w, part_weight)?;
+        }
+    }
+    Ok(())
 }
 
 /// GAT's backward from the forward's saved state and its `dropout` (the mask is regenerated):
@@ -269,10 +287,7 @@ pub unsafe fn gat_backward(
                 (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
             // The part is ignored where the plan saves none (`saved_forward_with`).
-            let part = match part {
-                Some((o, w)) => Some((borrow(backend, o)?, borrow(backend, w)?)),
-                None => None,
-            };
+            let part = part.map(|(o, w)| Ok::<_, Error>((borrow(backend, o)?, borrow(backend, w)?))).transpose()?;
             let fwd = gat.saved_forward_with(&h, &el, &er, (out, lse, stats), part, dropout.params()?)?;
             let grads = gat.backward_precomputed(&fwd, &d_out)?;
             write(backend, "gat backward", "dh", &grads.dh, dh)?;
@@ -312,11 +327,7 @@ pub unsafe fn gat_nodes_forward(
             // The same buffer for both is the square graph's one read of h.
             let fwd =
                 gat.forward_with(&h, h_dst.as_ref().unwrap_or(&h), &a_dst, &a_src, dropout.params()?, part.is_some())?;
-            save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
-            if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
-                write(backend, "gat forward", "part out", o, part_out)?;
-                write(backend, "gat forward", "part weight", w, part_weight)?;
-            }
+            save_gat(backend, &fwd, saved, part)?;
             let (el_v, er_v) = fwd.node_scores().expect("the forward from features computes the node scores");
             write(backend, "gat forward", "el", el_v, el)?;
             write(backend, "gat forward", "er", er_v, er)
@@ -353,10 +364,7 @@ pub unsafe fn gat_nodes_backward(
             let (h, a_dst, a_src) = (borrow(backend, h)?, borrow(backend, a_dst)?, borrow(backend, a_src)?);
             let h_dst = h_dst.map(|x| borrow(backend, x)).transpose()?;
             let (el, er, d_out) = (borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
-            let part = match part {
-                Some((o, w)) => Some((borrow(backend, o)?, borrow(backend, w)?)),
-                None => None,
-            };
+            let part = part.map(|(o, w)| Ok::<_, Error>((borrow(backend, o)?, borrow(backend, w)?))).transpose()?;
             let inputs = (&h, h_dst.as_ref(), &a_dst, &a_src);
             let fwd = gat.saved_full_forward(inputs, (&el, &er), restore(backend, saved)?, part, dropout.params()?)?;
             let grads = gat.backward(&fwd, &d_out)?;

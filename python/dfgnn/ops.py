@@ -149,6 +149,16 @@ def _dropout_arg(p: float, seed: Optional[Tensor]) -> tuple[float, int]:
     return p, int(seed.item()) % 2**64
 
 
+def _leaky_call(negative_slope: float, dropout: float, seed: Tensor | int | None) -> tuple[float, float, Optional[Tensor]]:
+    """A LeakyReLU model's call options (GAT, GATv2): the slope (finite), the dropout probability
+    and the mask's seed (:func:`_draw_seed`)."""
+    slope = float(negative_slope)
+    if not math.isfinite(slope):
+        raise ValueError(f"negative_slope must be finite, not {slope}")
+    p = _check_dropout(dropout)
+    return slope, p, _draw_seed(p, seed)
+
+
 def dropout_mask(graph: Graph, p: float, seed: Tensor | int, heads: int) -> Tensor:
     """The attention-dropout mask the kernels apply under probability ``p`` and ``seed``: ``[E, H]``
     bool, True where edge ``e`` (in the order of ``graph.edge_index``) keeps head ``h``, from the
@@ -375,9 +385,7 @@ def _gat_backward(
     _check_features("d_out", d_out, graph.num_dst, graph)
     h, el, er, d_out = _ready("h", h), _ready("el", el), _ready("er", er), _ready("d_out", d_out)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
-    part = None
-    if part_out.numel() > 0:
-        part = _ptrs(_ready("part_out", part_out), _ready("part_weight", part_weight))
+    part = _saved_part(part_out, part_weight)
     dh, d_el, d_er = _empty(h), _empty(el), _empty(er)
     _call(
         graph,
@@ -467,24 +475,15 @@ def gat_attention(
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
-    heads, _ = _check_gat(h, el, er, graph)
-    slope = float(negative_slope)
-    if not math.isfinite(slope):
-        raise ValueError(f"negative_slope must be finite, not {slope}")
-    p = _check_dropout(dropout)
-    seed_t = _draw_seed(p, seed)
+    _check_gat(h, el, er, graph)
+    slope, p, seed_t = _leaky_call(negative_slope, dropout, seed)
     # A forward for training also saves the positive part, from which the backward's row pass
     # reads no neighbour (one more [num_dst, H, F] saved per layer).
     train = torch.is_grad_enabled() and (h.requires_grad or el.requires_grad or er.requires_grad)
     out, lse, *_ = _gat_forward(h, el, er, graph.id, slope, p, seed_t, train)
     if not return_attention_weights:
         return out
-    src, dst = graph.edge_index[0], graph.edge_index[1]
-    scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
-    alpha = attention_weights(scores, lse, graph)
-    if seed_t is not None:
-        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
-    return out, alpha
+    return out, _gat_weights(el, er, lse, graph, slope, p, seed_t)
 
 
 def _check_gat_nodes(h: Tensor, h_dst: Optional[Tensor], a_dst: Tensor, a_src: Tensor, graph: Graph) -> tuple[int, int]:
@@ -590,9 +589,7 @@ def _gat_nodes_backward(
     h_dst = None if h_dst is None else _ready("h_dst", h_dst)
     saved = _ready("out", out), _ready("lse", lse), _ready("stats", stats)
     scores = _ready("el", el), _ready("er", er)
-    part = None
-    if part_out.numel() > 0:
-        part = _ptrs(_ready("part_out", part_out), _ready("part_weight", part_weight))
+    part = _saved_part(part_out, part_weight)
     dh, da_dst, da_src = _empty(h), _empty(a_dst), _empty(a_src)
     dh_dst = _empty(h, 0) if h_dst is None else _empty(h_dst)
     _call(
@@ -686,12 +683,8 @@ def gat_attention_from_features(
     a_dst, a_src = (
         a.reshape(heads, feat) if isinstance(a, Tensor) and a.numel() == heads * feat else a for a in (a_dst, a_src)
     )
-    heads, _ = _check_gat_nodes(h, h_dst, a_dst, a_src, graph)
-    slope = float(negative_slope)
-    if not math.isfinite(slope):
-        raise ValueError(f"negative_slope must be finite, not {slope}")
-    p = _check_dropout(dropout)
-    seed_t = _draw_seed(p, seed)
+    _check_gat_nodes(h, h_dst, a_dst, a_src, graph)
+    slope, p, seed_t = _leaky_call(negative_slope, dropout, seed)
     inputs = (h, h_dst, a_dst, a_src)
     # As gat_attention: a forward for training also saves the positive part.
     train = torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in inputs)
@@ -700,12 +693,25 @@ def gat_attention_from_features(
     )
     if not return_attention_weights:
         return out
+    return out, _gat_weights(el, er, lse, graph, slope, p, seed_t)
+
+
+def _saved_part(part_out: Tensor, part_weight: Tensor) -> Optional[tuple[int, int]]:
+    """The addresses of the positive part a GAT forward saved, or ``None`` where it saved none."""
+    if part_out.numel() == 0:
+        return None
+    return _ptrs(_ready("part_out", part_out), _ready("part_weight", part_weight))
+
+
+def _gat_weights(el: Tensor, er: Tensor, lse: Tensor, graph: Graph, slope: float, p: float, seed: Optional[Tensor]) -> Tensor:
+    """GAT's α ``[E, H]`` in the order of ``graph.edge_index`` from the node scores and the
+    forward's log-sum-exp, dropped and rescaled by the forward's mask (``seed``) as PyG's."""
     src, dst = graph.edge_index[0], graph.edge_index[1]
-    scores = torch.nn.functional.leaky_relu(el[dst] + er[src], slope)
+    scores = torch.nn.functional.leaky_relu(el.detach()[dst] + er.detach()[src], slope)
     alpha = attention_weights(scores, lse, graph)
-    if seed_t is not None:
-        alpha = alpha * dropout_mask(graph, p, seed_t, heads).to(alpha.dtype) / (1.0 - p)
-    return out, alpha
+    if seed is not None:
+        alpha = alpha * dropout_mask(graph, p, seed, el.shape[1]).to(alpha.dtype) / (1.0 - p)
+    return alpha
 
 
 def attention_weights(scores: Tensor, lse: Tensor, graph: Graph) -> Tensor:
@@ -844,11 +850,7 @@ def gatv2_attention(
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a dfgnn.Graph, not {type(graph).__name__}")
     heads, _ = _check_gatv2(xl, xr, a, graph)
-    slope = float(negative_slope)
-    if not math.isfinite(slope):
-        raise ValueError(f"negative_slope must be finite, not {slope}")
-    p = _check_dropout(dropout)
-    seed_t = _draw_seed(p, seed)
+    slope, p, seed_t = _leaky_call(negative_slope, dropout, seed)
     out, lse, _ = _gatv2_forward(xl, xr, a, graph.id, slope, p, seed_t)
     if not return_attention_weights:
         return out

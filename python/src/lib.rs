@@ -451,12 +451,17 @@ fn _gat_nodes_forward(
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
     let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
     let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
-    let scores = (features(scores.0, dst, heads, 1), features(scores.1, src, heads, 1));
+    let scores = gat_scores(scores, (dst, src), heads);
     // SAFETY: as in `_gt_forward` (the part's two and the scores are the caller's outputs too).
     py.detach(|| unsafe {
         external::gat_nodes_forward(gat, call(stream, workspace), inputs, dropout, out, part, scores)
     })
     .map_err(to_py)
+}
+
+/// GAT's node scores `(el, er)` at their addresses, for `(N_dst, N_src)` nodes.
+fn gat_scores((el, er): (usize, usize), (dst, src): (usize, usize), heads: u32) -> (External, External) {
+    (features(el, dst, heads, 1), features(er, src, heads, 1))
 }
 
 /// GAT's feature inputs `(h, h_dst, a_dst, a_src)` at their addresses, for `(N_dst, N_src)` nodes.
@@ -496,7 +501,7 @@ fn _gat_nodes_backward(
     let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
     let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
     let grads = gat_node_inputs(grads, (dst, src), heads, feat);
-    let scores = (features(scores.0, dst, heads, 1), features(scores.1, src, heads, 1));
+    let scores = gat_scores(scores, (dst, src), heads);
     let state = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat), scores);
     let d_out = features(d_out, dst, heads, feat);
     // SAFETY: as in `_gt_backward`.
