@@ -214,7 +214,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         let nodes = self.graph.num_dst();
         let grads = self.gt.backward(&fwd.attention, d_out)?;
         let backend = self.backend();
-        let mut dh = backend.alloc::<f32>(nodes * heads as usize * feat as usize)?;
+        let mut dh = backend.result("dh", nodes * heads as usize * feat as usize)?;
         let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {
             let params = AgnnNormalizeBackwardParams {
@@ -235,7 +235,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
             // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
             unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
         }
-        let mut d_beta = backend.alloc::<f32>(1)?;
+        let mut d_beta = backend.result("d_beta", 1)?;
         backend.sum_into(&shares, &mut d_beta)?;
         Ok(AgnnGrads { dh, d_beta })
     }

@@ -195,8 +195,8 @@ pub(crate) fn forward_from_scores(
 ) -> Result<(Buffer<f32>, Buffer<f32>)> {
     let backend = g.backend();
     let eh = g.nnz() * heads as usize;
-    let mut out = backend.alloc::<f32>(g.num_dst() * heads as usize * feat as usize)?;
-    let mut lse = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
+    let mut out = backend.result("out", g.num_dst() * heads as usize * feat as usize)?;
+    let mut lse = backend.result("lse", g.num_dst() * heads as usize)?;
     if edge_parallel {
         let params = SoftmaxAggregateParams {
             offsets: g.d_row_offsets.view(),
@@ -275,9 +275,9 @@ pub(crate) fn backward(
     let mut scores = backend.alloc::<f32>(g.nnz() * heads as usize)?;
     sddmm(g, x.q, x.k, heads, feat, x.scale, &mut scores)?;
     let (alpha, ds) = softmax_backward(g, scores, x.v, d_out, heads, feat)?;
-    let mut dq = backend.alloc::<f32>(g.num_dst() * width)?;
-    let mut dk = backend.alloc::<f32>(g.num_src() * width)?;
-    let mut dv = backend.alloc::<f32>(g.num_src() * width)?;
+    let mut dq = backend.result("dq", g.num_dst() * width)?;
+    let mut dk = backend.result("dk", g.num_src() * width)?;
+    let mut dv = backend.result("dv", g.num_src() * width)?;
     spmm(g, heads, feat, &ds, x.k, grad_scale, &mut dq)?;
     spmm_transposed(g, heads, feat, &ds, x.q, grad_scale, &mut dk)?;
     spmm_transposed(g, heads, feat, &alpha, d_out, 1.0, &mut dv)?;

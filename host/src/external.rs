@@ -6,8 +6,9 @@
 //! stream (PyTorch's current stream; none under the emulator) and with every buffer it makes
 //! carved from a workspace the caller allocated, so dfgnn allocates nothing per call. The
 //! workspace's size comes from the same call run with [`Workspace::Measure`] (nothing runs; the
-//! bytes are counted). Inputs are read in place; results are copied from the workspace into the
-//! caller's outputs on the same stream.
+//! bytes are counted). Inputs are read in place, and so are results written: each output is
+//! given to the op as the room for its result of that name, so the kernels write into it and
+//! nothing is copied. A call that fails leaves its outputs unspecified.
 //!
 //! The op objects ([`Gt`], [`Gat`], [`GatV2`], [`Agnn`]: the plan and its work lists) are made
 //! once per graph and shape by the caller and passed in. GT's, GAT's and GATv2's backwards take
@@ -82,7 +83,8 @@ unsafe fn borrow(backend: &Backend, input: External) -> Result<Buffer<f32>> {
     unsafe { backend.borrow_external(input.addr, input.len) }
 }
 
-/// Copies `result` into the caller's `out`, which must have exactly its length.
+/// Makes sure `result` is in the caller's `out`, which must have exactly its length: nothing to
+/// do when the op wrote it there (its room was placed, see [`run()`]), else a copy.
 ///
 /// # Safety
 /// As [`Backend::borrow_external`], for `out` (written).
@@ -96,18 +98,38 @@ unsafe fn write(
     if out.len != result.len() {
         return Err(Error::ShapeMismatch { op, what, expected: result.len(), got: out.len });
     }
+    if result.device_addr() == out.addr {
+        return Ok(());
+    }
     // SAFETY: forwarded contract.
     let mut dst = unsafe { borrow(backend, out)? };
     backend.copy(result, &mut dst)
 }
 
-/// Runs `work` as `call` on `backend`; returns the workspace bytes it took.
+/// Runs `work` as `call` of `op` on `backend`, with each of `results` (a result's name and the
+/// caller's room for it) placed ([`Backend::place`]), so the op writes those results into the
+/// caller's tensors directly; returns the workspace bytes it took. A result an op did not take
+/// from its room would be copied there by [`write()`]; every op on every schedule takes them all
+/// (the tests count the copies).
 ///
 /// # Safety
-/// As [`Backend::within`] for `call`.
-unsafe fn run(backend: &Backend, call: Call, work: impl FnOnce() -> Result<()>) -> Result<usize> {
+/// As [`Backend::within`] for `call`, and as [`Backend::place`] for each of `results`.
+unsafe fn run(
+    backend: &Backend,
+    call: Call,
+    op: &'static str,
+    results: &[(&'static str, External)],
+    work: impl FnOnce() -> Result<()>,
+) -> Result<usize> {
+    let placed_then_work = || {
+        for &(what, room) in results {
+            // SAFETY: forwarded contract.
+            unsafe { backend.place(op, what, room.addr, room.len)? };
+        }
+        work()
+    };
     // SAFETY: forwarded contract.
-    unsafe { backend.within(call.stream, call.workspace, work) }.map(|((), used)| used)
+    unsafe { backend.within(call.stream, call.workspace, placed_then_work) }.map(|((), used)| used)
 }
 
 /// What a forward saves for its backward, written into the caller's tensors: `out`
@@ -153,6 +175,16 @@ unsafe fn restore(backend: &Backend, saved: Saved) -> Result<(Buffer<f32>, Buffe
     unsafe { Ok((borrow(backend, saved.out)?, borrow(backend, saved.lse)?, borrow(backend, saved.stats)?)) }
 }
 
+/// The rooms of a forward's saved state, placed for [`run()`].
+fn saved_rooms(saved: Saved) -> [(&'static str, External); 3] {
+    [("out", saved.out), ("lse", saved.lse), ("stats", saved.stats)]
+}
+
+/// The rooms of GAT's positive part, if asked for, placed for [`run()`].
+fn part_rooms(part: Option<(External, External)>) -> Vec<(&'static str, External)> {
+    part.map_or_else(Vec::new, |(out, weight)| vec![("part out", out), ("part weight", weight)])
+}
+
 /// GT's forward: `out = softmax(c·q·kᵀ over the edges)·v` with attention `dropout` and its
 /// saved state, written into `saved`. `q` is `[N_dst, H, F]`, `k` and `v` are `[N_src, H, F]` (lengths checked). Returns
 /// the workspace bytes the call took.
@@ -174,7 +206,7 @@ pub unsafe fn gt_forward(
     let backend = gt.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gt forward", &saved_rooms(saved), || {
             let (q, k, v) = (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?);
             let fwd = gt.forward_with(&q, &k, &v, dropout.params()?)?;
             save(backend, "gt forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
@@ -200,7 +232,7 @@ pub unsafe fn gt_backward(
     let backend = gt.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gt backward", &[("dq", dq), ("dk", dk), ("dv", dv)], || {
             let (q, k, v, d_out) =
                 (borrow(backend, q)?, borrow(backend, k)?, borrow(backend, v)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
@@ -232,7 +264,7 @@ pub unsafe fn gat_forward(
     let backend = gat.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gat forward", &[&saved_rooms(saved)[..], &part_rooms(part)].concat(), || {
             let (h, el, er) = (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?);
             let fwd = gat.forward_precomputed_with(&h, &el, &er, dropout.params()?, part.is_some())?;
             save_gat(backend, &fwd, saved, part)?;
@@ -282,7 +314,7 @@ pub unsafe fn gat_backward(
     let backend = gat.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gat backward", &[("dh", dh), ("d_el", d_el), ("d_er", d_er)], || {
             let (h, el, er, d_out) =
                 (borrow(backend, h)?, borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
@@ -321,7 +353,8 @@ pub unsafe fn gat_nodes_forward(
     let backend = gat.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        let rooms = [&saved_rooms(saved)[..], &part_rooms(part), &[("el", el), ("er", er)]].concat();
+        run(backend, call, "gat forward", &rooms, || {
             let (h, a_dst, a_src) = (borrow(backend, h)?, borrow(backend, a_dst)?, borrow(backend, a_src)?);
             let h_dst = h_dst.map(|x| borrow(backend, x)).transpose()?;
             // The same buffer for both is the square graph's one read of h.
@@ -360,7 +393,11 @@ pub unsafe fn gat_nodes_backward(
     let backend = gat.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        let rooms = [("dh", Some(dh)), ("dh_dst", dh_dst), ("da_dst", Some(da_dst)), ("da_src", Some(da_src))]
+            .into_iter()
+            .filter_map(|(what, room)| room.map(|room| (what, room)))
+            .collect::<Vec<_>>();
+        run(backend, call, "gat backward", &rooms, || {
             let (h, a_dst, a_src) = (borrow(backend, h)?, borrow(backend, a_dst)?, borrow(backend, a_src)?);
             let h_dst = h_dst.map(|x| borrow(backend, x)).transpose()?;
             let (el, er, d_out) = (borrow(backend, el)?, borrow(backend, er)?, borrow(backend, d_out)?);
@@ -394,7 +431,7 @@ pub unsafe fn gatv2_forward(
     let backend = gatv2.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gatv2 forward", &saved_rooms(saved), || {
             let (xl, xr, a) = (borrow(backend, xl)?, borrow(backend, xr)?, borrow(backend, a)?);
             let fwd = gatv2.forward_with(&xl, &xr, &a, dropout.params()?)?;
             save(backend, "gatv2 forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)
@@ -420,7 +457,7 @@ pub unsafe fn gatv2_backward(
     let backend = gatv2.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "gatv2 backward", &[("dxl", dxl), ("dxr", dxr), ("da", da)], || {
             let (xl, xr, a, d_out) =
                 (borrow(backend, xl)?, borrow(backend, xr)?, borrow(backend, a)?, borrow(backend, d_out)?);
             let (out, lse, stats) = restore(backend, saved)?;
@@ -449,7 +486,7 @@ pub unsafe fn agnn_forward(
     let backend = agnn.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "agnn forward", &[("out", out)], || {
             let (h, beta) = (borrow(backend, h)?, borrow(backend, beta)?);
             let fwd = agnn.forward_device_beta(&h, &beta)?;
             write(backend, "agnn forward", "out", fwd.out(), out)
@@ -472,7 +509,7 @@ pub unsafe fn agnn_backward(
     let backend = agnn.graph().backend();
     // SAFETY: forwarded contract (for the length of this call).
     unsafe {
-        run(backend, call, || {
+        run(backend, call, "agnn backward", &[("dh", dh), ("d_beta", d_beta)], || {
             let (h, beta, d_out) = (borrow(backend, h)?, borrow(backend, beta)?, borrow(backend, d_out)?);
             let fwd = agnn.forward_device_beta(&h, &beta)?;
             let grads = agnn.backward(&fwd, &d_out)?;
@@ -485,7 +522,17 @@ pub unsafe fn agnn_backward(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DeviceGraph, GatConfig, GatV2Config, GtConfig};
+    use crate::{DeviceGraph, GatConfig, GatV2Config, GtConfig, PlanOptions, Schedule};
+
+    /// Every schedule, forced.
+    fn schedules() -> impl Iterator<Item = PlanOptions> {
+        Schedule::ALL.into_iter().map(|schedule| PlanOptions { schedule, ..Default::default() })
+    }
+
+    /// Whether `plan` runs attention dropout (the baselines have none).
+    fn has_dropout(plan: &PlanOptions) -> bool {
+        !matches!(plan.schedule, Schedule::EdgeParallel | Schedule::Unfused)
+    }
 
     /// 16 bytes, aligned as the kernels' vector loads need.
     #[derive(Clone, Copy)]
@@ -522,24 +569,29 @@ mod tests {
         Saved { out: out.external(), lse: lse.external(), stats: stats.external() }
     }
 
-    /// Runs `op` with a measured workspace of its own and checks the backend allocated nothing
-    /// and read nothing back to the host (no download: a wait, and no CUDA-graph capture).
+    /// Runs `op` with a measured workspace of its own and checks the backend allocated nothing,
+    /// read nothing back to the host (no download: a wait, and no CUDA-graph capture) and copied
+    /// nothing (every result was written in its room).
     fn in_workspace(backend: &Backend, op: impl Fn(Call) -> Result<usize>) -> Result<()> {
-        let counts = backend.counts();
         let bytes = op(Call { stream: None, workspace: Workspace::Measure })?;
         let workspace = Aligned::nan(bytes / 4);
+        // First a workspace one byte short: refused, after writing some results perhaps (a
+        // failed call leaves its outputs unspecified), so before the call that writes them all.
+        if bytes > 0 {
+            let short = Workspace::Borrowed { addr: workspace.external().addr, len: bytes - 1 };
+            let err = op(Call { stream: None, workspace: short }).unwrap_err();
+            assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        }
+        let counts = backend.counts();
         let before = backend.memory_in_use();
         backend.reset_peak_memory();
         let used =
             op(Call { stream: None, workspace: Workspace::Borrowed { addr: workspace.external().addr, len: bytes } })?;
         assert_eq!(used, bytes, "the measure is what the call takes");
         assert_eq!(backend.peak_memory(), before, "the call allocated nothing");
-        if bytes > 0 {
-            let short = Workspace::Borrowed { addr: workspace.external().addr, len: bytes - 1 };
-            let err = op(Call { stream: None, workspace: short }).unwrap_err();
-            assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
-        }
-        assert_eq!((backend.counts() - counts).downloads, 0, "the call read device memory on the host");
+        let counts = backend.counts() - counts;
+        assert_eq!(counts.downloads, 0, "the call read device memory on the host");
+        assert_eq!(counts.copies, 0, "a result was copied into its room, not written there");
         Ok(())
     }
 
@@ -552,83 +604,99 @@ mod tests {
     fn gt_on_external_memory_matches_gt_on_buffers_and_allocates_nothing() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
-        let gt = Gt::new(&graph, &GtConfig::new(2, 4)).unwrap();
-        let q = Aligned::new(4 * 8, |i| (i as f32 * 0.37).sin());
-        let k = Aligned::new(5 * 8, |i| (i as f32 * 0.11).cos());
-        let v = Aligned::new(5 * 8, |i| i as f32 * 0.05);
-        let d = Aligned::new(4 * 8, |i| 1.0 - i as f32 * 0.01);
-        let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-        let (bq, bk, bv, bd) = (upload(&q), upload(&k), upload(&v), upload(&d));
-        let fwd = gt.forward(&bq, &bk, &bv).unwrap();
-        let grads = gt.backward(&fwd, &bd).unwrap();
+        for plan in schedules() {
+            let gt = Gt::new(&graph, &GtConfig { plan, ..GtConfig::new(2, 4) }).unwrap();
+            let q = Aligned::new(4 * 8, |i| (i as f32 * 0.37).sin());
+            let k = Aligned::new(5 * 8, |i| (i as f32 * 0.11).cos());
+            let v = Aligned::new(5 * 8, |i| i as f32 * 0.05);
+            let d = Aligned::new(4 * 8, |i| 1.0 - i as f32 * 0.01);
+            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+            let (bq, bk, bv, bd) = (upload(&q), upload(&k), upload(&v), upload(&d));
+            let fwd = gt.forward(&bq, &bk, &bv).unwrap();
+            let grads = gt.backward(&fwd, &bd).unwrap();
 
-        let (out, lse, stats) = (Aligned::nan(4 * 8), Aligned::nan(4 * 2), Aligned::nan(4 * 4));
-        let (q_, k_, v_) = (q.external(), k.external(), v.external());
-        // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-        in_workspace(&backend, |call| unsafe {
-            gt_forward(&gt, call, q_, k_, v_, Dropout::OFF, saved(&out, &lse, &stats))
-        })
-        .unwrap();
-        assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
-        assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
-        let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
-        let grads_out = (dq.external(), dk.external(), dv.external());
-        // SAFETY: as above.
-        in_workspace(&backend, |call| unsafe {
-            gt_backward(&gt, call, (q_, k_, v_), Dropout::OFF, saved(&out, &lse, &stats), d.external(), grads_out)
-        })
-        .unwrap();
-        assert_eq!(dq.slice(), backend.download(&grads.dq).unwrap());
-        assert_eq!(dk.slice(), backend.download(&grads.dk).unwrap());
-        assert_eq!(dv.slice(), backend.download(&grads.dv).unwrap());
+            let (out, lse, stats) = (Aligned::nan(4 * 8), Aligned::nan(4 * 2), Aligned::nan(4 * 4));
+            let (q_, k_, v_) = (q.external(), k.external(), v.external());
+            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+            in_workspace(&backend, |call| unsafe {
+                gt_forward(&gt, call, q_, k_, v_, Dropout::OFF, saved(&out, &lse, &stats))
+            })
+            .unwrap();
+            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
+            assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
+            let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
+            let grads_out = (dq.external(), dk.external(), dv.external());
+            // SAFETY: as above.
+            in_workspace(&backend, |call| unsafe {
+                gt_backward(&gt, call, (q_, k_, v_), Dropout::OFF, saved(&out, &lse, &stats), d.external(), grads_out)
+            })
+            .unwrap();
+            assert_eq!(dq.slice(), backend.download(&grads.dq).unwrap());
+            assert_eq!(dk.slice(), backend.download(&grads.dk).unwrap());
+            assert_eq!(dv.slice(), backend.download(&grads.dv).unwrap());
+        }
     }
 
     #[test]
     fn gat_on_external_memory_matches_gat_on_buffers() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
-        let mut gat = Gat::new(&graph, &GatConfig::new(3, 7)).unwrap();
-        let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
-        let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
-        let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
-        let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
-        let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-        let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
-        for (dropout, with_part) in [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)] {
-            gat.set_dropout(dropout.p, dropout.seed).unwrap();
-            gat.set_saves_part(with_part);
-            let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
-            assert_eq!(fwd.part().is_some(), with_part);
-            let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
-            // The external calls pass their dropout and part; the ones set on the op are not theirs.
-            gat.set_dropout(0.9, 1).unwrap();
-            gat.set_saves_part(!with_part);
+        for plan in schedules() {
+            let mut gat = Gat::new(&graph, &GatConfig { plan: plan.clone(), ..GatConfig::new(3, 7) }).unwrap();
+            let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
+            let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
+            let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
+            let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
+            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+            let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
+            for (dropout, with_part) in
+                [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
+                    .into_iter()
+                    .filter(|(d, _)| d.p == 0.0 || has_dropout(&plan))
+            {
+                gat.set_dropout(dropout.p, dropout.seed).unwrap();
+                gat.set_saves_part(with_part);
+                let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
+                assert_eq!(fwd.part().is_some(), with_part && gat.plans_part());
+                let grads = gat.backward_precomputed(&fwd, &bd).unwrap();
+                // The external calls pass their dropout and part; the ones set on the op are not theirs.
+                gat.set_dropout(0.9, 1).unwrap();
+                gat.set_saves_part(!with_part);
 
-            let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
-            let (part_out, part_weight) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3));
-            let part = with_part.then(|| (part_out.external(), part_weight.external()));
-            let inputs = (h.external(), el.external(), er.external());
-            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-            in_workspace(&backend, |call| unsafe {
-                gat_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part)
-            })
-            .unwrap();
-            let context = format!("{dropout:?} part {with_part}");
-            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
-            if let Some((o, w)) = fwd.part() {
-                assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
-                assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                let (out, lse, stats) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+                let (part_out, part_weight) = (Aligned::nan(4 * 21), Aligned::nan(4 * 3));
+                let part = with_part.then(|| (part_out.external(), part_weight.external()));
+                let inputs = (h.external(), el.external(), er.external());
+                // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+                in_workspace(&backend, |call| unsafe {
+                    gat_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part)
+                })
+                .unwrap();
+                let context = format!("{dropout:?} part {with_part}");
+                assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
+                if let Some((o, w)) = fwd.part() {
+                    assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
+                    assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                }
+                let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
+                let grads_out = (dh.external(), d_el.external(), d_er.external());
+                // SAFETY: as above.
+                in_workspace(&backend, |call| unsafe {
+                    gat_backward(
+                        &gat,
+                        call,
+                        inputs,
+                        dropout,
+                        (saved(&out, &lse, &stats), part),
+                        d.external(),
+                        grads_out,
+                    )
+                })
+                .unwrap();
+                assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
+                assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap(), "{context}");
+                assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap(), "{context}");
             }
-            let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
-            let grads_out = (dh.external(), d_el.external(), d_er.external());
-            // SAFETY: as above.
-            in_workspace(&backend, |call| unsafe {
-                gat_backward(&gat, call, inputs, dropout, (saved(&out, &lse, &stats), part), d.external(), grads_out)
-            })
-            .unwrap();
-            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
-            assert_eq!(d_el.slice(), backend.download(&grads.d_el).unwrap(), "{context}");
-            assert_eq!(d_er.slice(), backend.download(&grads.d_er).unwrap(), "{context}");
         }
         assert!(dropout_keep(Dropout::OFF, 3, 1).unwrap());
         assert!(dropout_keep(Dropout { p: 1.0, seed: 0 }, 0, 0).is_err());
@@ -641,75 +709,86 @@ mod tests {
         let csr = dfgnn_graphs::Csr::from_rows(4, &[vec![0u32, 1, 3], vec![], vec![2, 2, 0], vec![3, 1]]).unwrap();
         let square = DeviceGraph::new(&backend, &csr).unwrap();
         let (heads, feat) = (3usize, 7usize);
-        for (graph, dst_features) in [(&bipartite, true), (&square, false)] {
-            let (n_dst, n_src) = (graph.num_dst(), graph.num_src());
-            let mut gat = Gat::new(graph, &GatConfig::new(heads as u32, feat as u32)).unwrap();
-            let h = Aligned::new(n_src * heads * feat, |i| (i as f32 * 0.29).sin());
-            let h_dst = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.41).cos());
-            let a_dst = Aligned::new(heads * feat, |i| (i as f32 * 0.7).cos());
-            let a_src = Aligned::new(heads * feat, |i| i as f32 * 0.05 - 0.4);
-            let d = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.13).cos());
-            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-            let (bh, bh_dst, ba_dst, ba_src, bd) =
-                (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
-            for (dropout, with_part) in
-                [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
-            {
-                gat.set_dropout(dropout.p, dropout.seed).unwrap();
-                gat.set_saves_part(with_part);
-                let fwd = gat.forward(&bh, if dst_features { &bh_dst } else { &bh }, &ba_dst, &ba_src).unwrap();
-                let grads = gat.backward(&fwd, &bd).unwrap();
-                // The external calls pass their dropout and part; the ones set on the op are not theirs.
-                gat.set_dropout(0.9, 1).unwrap();
-                gat.set_saves_part(!with_part);
+        for plan in schedules() {
+            for (graph, dst_features) in [(&bipartite, true), (&square, false)] {
+                let (n_dst, n_src) = (graph.num_dst(), graph.num_src());
+                let mut gat =
+                    Gat::new(graph, &GatConfig { plan: plan.clone(), ..GatConfig::new(heads as u32, feat as u32) })
+                        .unwrap();
+                let h = Aligned::new(n_src * heads * feat, |i| (i as f32 * 0.29).sin());
+                let h_dst = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.41).cos());
+                let a_dst = Aligned::new(heads * feat, |i| (i as f32 * 0.7).cos());
+                let a_src = Aligned::new(heads * feat, |i| i as f32 * 0.05 - 0.4);
+                let d = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.13).cos());
+                let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+                let (bh, bh_dst, ba_dst, ba_src, bd) =
+                    (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
+                for (dropout, with_part) in
+                    [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
+                        .into_iter()
+                        .filter(|(d, _)| d.p == 0.0 || has_dropout(&plan))
+                {
+                    gat.set_dropout(dropout.p, dropout.seed).unwrap();
+                    gat.set_saves_part(with_part);
+                    let fwd = gat.forward(&bh, if dst_features { &bh_dst } else { &bh }, &ba_dst, &ba_src).unwrap();
+                    let grads = gat.backward(&fwd, &bd).unwrap();
+                    // The external calls pass their dropout and part; the ones set on the op are not theirs.
+                    gat.set_dropout(0.9, 1).unwrap();
+                    gat.set_saves_part(!with_part);
 
-                let nh = |n: usize| n * heads;
-                let (out, lse, stats) =
-                    (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)), Aligned::nan(2 * nh(n_dst)));
-                let (part_out, part_weight) = (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)));
-                let (el, er) = (Aligned::nan(nh(n_dst)), Aligned::nan(nh(n_src)));
-                let part = with_part.then(|| (part_out.external(), part_weight.external()));
-                let inputs = (h.external(), dst_features.then(|| h_dst.external()), a_dst.external(), a_src.external());
-                let scores = (el.external(), er.external());
-                // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-                in_workspace(&backend, |call| unsafe {
-                    gat_nodes_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part, scores)
-                })
-                .unwrap();
-                let context = format!("{dropout:?} part {with_part} h_dst {dst_features}");
-                assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
-                let (fwd_el, fwd_er) = fwd.node_scores().unwrap();
-                assert_eq!(el.slice(), backend.download(fwd_el).unwrap(), "{context}");
-                assert_eq!(er.slice(), backend.download(fwd_er).unwrap(), "{context}");
-                if let Some((o, w)) = fwd.part() {
-                    assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
-                    assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                    let nh = |n: usize| n * heads;
+                    let (out, lse, stats) =
+                        (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)), Aligned::nan(2 * nh(n_dst)));
+                    let (part_out, part_weight) = (Aligned::nan(nh(n_dst) * feat), Aligned::nan(nh(n_dst)));
+                    let (el, er) = (Aligned::nan(nh(n_dst)), Aligned::nan(nh(n_src)));
+                    let part = with_part.then(|| (part_out.external(), part_weight.external()));
+                    let inputs =
+                        (h.external(), dst_features.then(|| h_dst.external()), a_dst.external(), a_src.external());
+                    let scores = (el.external(), er.external());
+                    // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+                    in_workspace(&backend, |call| unsafe {
+                        gat_nodes_forward(&gat, call, inputs, dropout, saved(&out, &lse, &stats), part, scores)
+                    })
+                    .unwrap();
+                    let context = format!("{dropout:?} part {with_part} h_dst {dst_features}");
+                    assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
+                    let (fwd_el, fwd_er) = fwd.node_scores().unwrap();
+                    assert_eq!(el.slice(), backend.download(fwd_el).unwrap(), "{context}");
+                    assert_eq!(er.slice(), backend.download(fwd_er).unwrap(), "{context}");
+                    if let Some((o, w)) = fwd.part() {
+                        assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
+                        assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                    }
+                    let (dh, dh_dst) = (Aligned::nan(nh(n_src) * feat), Aligned::nan(nh(n_dst) * feat));
+                    let (da_dst, da_src) = (Aligned::nan(heads * feat), Aligned::nan(heads * feat));
+                    let grads_out =
+                        (dh.external(), dst_features.then(|| dh_dst.external()), da_dst.external(), da_src.external());
+                    let state = (saved(&out, &lse, &stats), part, scores);
+                    // SAFETY: as above.
+                    in_workspace(&backend, |call| unsafe {
+                        gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), grads_out)
+                    })
+                    .unwrap();
+                    assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
+                    assert_eq!(grads.dh_dst.is_some(), dst_features, "{context}");
+                    if let Some(expected) = &grads.dh_dst {
+                        assert_eq!(dh_dst.slice(), backend.download(expected).unwrap(), "{context}");
+                    }
+                    assert_eq!(da_dst.slice(), backend.download(&grads.da_dst).unwrap(), "{context}");
+                    assert_eq!(da_src.slice(), backend.download(&grads.da_src).unwrap(), "{context}");
+                    // A gradient output without its input (or the other way round) is refused.
+                    let mismatched = (
+                        dh.external(),
+                        (!dst_features).then(|| dh_dst.external()),
+                        da_dst.external(),
+                        da_src.external(),
+                    );
+                    // SAFETY: as above.
+                    let err = in_workspace(&backend, |call| unsafe {
+                        gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), mismatched)
+                    });
+                    assert!(err.is_err(), "{context}");
                 }
-                let (dh, dh_dst) = (Aligned::nan(nh(n_src) * feat), Aligned::nan(nh(n_dst) * feat));
-                let (da_dst, da_src) = (Aligned::nan(heads * feat), Aligned::nan(heads * feat));
-                let grads_out =
-                    (dh.external(), dst_features.then(|| dh_dst.external()), da_dst.external(), da_src.external());
-                let state = (saved(&out, &lse, &stats), part, scores);
-                // SAFETY: as above.
-                in_workspace(&backend, |call| unsafe {
-                    gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), grads_out)
-                })
-                .unwrap();
-                assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "{context}");
-                assert_eq!(grads.dh_dst.is_some(), dst_features, "{context}");
-                if let Some(expected) = &grads.dh_dst {
-                    assert_eq!(dh_dst.slice(), backend.download(expected).unwrap(), "{context}");
-                }
-                assert_eq!(da_dst.slice(), backend.download(&grads.da_dst).unwrap(), "{context}");
-                assert_eq!(da_src.slice(), backend.download(&grads.da_src).unwrap(), "{context}");
-                // A gradient output without its input (or the other way round) is refused.
-                let mismatched =
-                    (dh.external(), (!dst_features).then(|| dh_dst.external()), da_dst.external(), da_src.external());
-                // SAFETY: as above.
-                let err = in_workspace(&backend, |call| unsafe {
-                    gat_nodes_backward(&gat, call, inputs, dropout, state, d.external(), mismatched)
-                });
-                assert!(err.is_err(), "{context}");
             }
         }
     }
@@ -718,37 +797,41 @@ mod tests {
     fn gatv2_on_external_memory_matches_gatv2_on_buffers() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
-        let mut gatv2 = GatV2::new(&graph, &GatV2Config::new(3, 5)).unwrap();
-        let xl = Aligned::new(5 * 15, |i| (i as f32 * 0.29).sin());
-        let xr = Aligned::new(4 * 15, |i| (i as f32 * 0.17).cos());
-        let a = Aligned::new(15, |i| i as f32 * 0.1 - 0.7);
-        let d = Aligned::new(4 * 15, |i| (i as f32 * 0.13).cos());
-        let upload = |x: &Aligned| backend.upload(x.slice()).unwrap();
-        let (bxl, bxr, ba, bd) = (upload(&xl), upload(&xr), upload(&a), upload(&d));
-        for dropout in [Dropout::OFF, Dropout { p: 0.4, seed: 7 }] {
-            gatv2.set_dropout(dropout.p, dropout.seed).unwrap();
-            let fwd = gatv2.forward(&bxl, &bxr, &ba).unwrap();
-            let grads = gatv2.backward(&fwd, &bd).unwrap();
-            gatv2.set_dropout(0.9, 1).unwrap();
+        for plan in schedules() {
+            let mut gatv2 = GatV2::new(&graph, &GatV2Config { plan: plan.clone(), ..GatV2Config::new(3, 5) }).unwrap();
+            let xl = Aligned::new(5 * 15, |i| (i as f32 * 0.29).sin());
+            let xr = Aligned::new(4 * 15, |i| (i as f32 * 0.17).cos());
+            let a = Aligned::new(15, |i| i as f32 * 0.1 - 0.7);
+            let d = Aligned::new(4 * 15, |i| (i as f32 * 0.13).cos());
+            let upload = |x: &Aligned| backend.upload(x.slice()).unwrap();
+            let (bxl, bxr, ba, bd) = (upload(&xl), upload(&xr), upload(&a), upload(&d));
+            for dropout in
+                [Dropout::OFF, Dropout { p: 0.4, seed: 7 }].into_iter().filter(|d| d.p == 0.0 || has_dropout(&plan))
+            {
+                gatv2.set_dropout(dropout.p, dropout.seed).unwrap();
+                let fwd = gatv2.forward(&bxl, &bxr, &ba).unwrap();
+                let grads = gatv2.backward(&fwd, &bd).unwrap();
+                gatv2.set_dropout(0.9, 1).unwrap();
 
-            let (out, lse, stats) = (Aligned::nan(4 * 15), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
-            let inputs = (xl.external(), xr.external(), a.external());
-            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-            in_workspace(&backend, |call| unsafe {
-                gatv2_forward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats))
-            })
-            .unwrap();
-            assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
-            let (dxl, dxr, da) = (Aligned::nan(5 * 15), Aligned::nan(4 * 15), Aligned::nan(15));
-            let grads_out = (dxl.external(), dxr.external(), da.external());
-            // SAFETY: as above.
-            in_workspace(&backend, |call| unsafe {
-                gatv2_backward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats), d.external(), grads_out)
-            })
-            .unwrap();
-            assert_eq!(dxl.slice(), backend.download(&grads.dxl).unwrap(), "{dropout:?}");
-            assert_eq!(dxr.slice(), backend.download(&grads.dxr).unwrap(), "{dropout:?}");
-            assert_eq!(da.slice(), backend.download(&grads.da).unwrap(), "{dropout:?}");
+                let (out, lse, stats) = (Aligned::nan(4 * 15), Aligned::nan(4 * 3), Aligned::nan(4 * 6));
+                let inputs = (xl.external(), xr.external(), a.external());
+                // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+                in_workspace(&backend, |call| unsafe {
+                    gatv2_forward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats))
+                })
+                .unwrap();
+                assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
+                let (dxl, dxr, da) = (Aligned::nan(5 * 15), Aligned::nan(4 * 15), Aligned::nan(15));
+                let grads_out = (dxl.external(), dxr.external(), da.external());
+                // SAFETY: as above.
+                in_workspace(&backend, |call| unsafe {
+                    gatv2_backward(&gatv2, call, inputs, dropout, saved(&out, &lse, &stats), d.external(), grads_out)
+                })
+                .unwrap();
+                assert_eq!(dxl.slice(), backend.download(&grads.dxl).unwrap(), "{dropout:?}");
+                assert_eq!(dxr.slice(), backend.download(&grads.dxr).unwrap(), "{dropout:?}");
+                assert_eq!(da.slice(), backend.download(&grads.da).unwrap(), "{dropout:?}");
+            }
         }
     }
 
@@ -758,29 +841,33 @@ mod tests {
         let csr =
             dfgnn_graphs::Csr::from_rows(5, &[vec![0u32, 1], vec![], vec![2, 2, 4], vec![3], vec![0, 4]]).unwrap();
         let graph = DeviceGraph::new(&backend, &csr).unwrap();
-        let agnn = Agnn::new(&graph, &crate::AgnnConfig::new(2, 6)).unwrap();
         let h = Aligned::new(5 * 12, |i| (i as f32 * 0.31).sin());
         let d = Aligned::new(5 * 12, |i| (i as f32 * 0.17).cos());
         let (bh, bd) = (backend.upload(h.slice()).unwrap(), backend.upload(d.slice()).unwrap());
         let (out, dh, d_beta) = (Aligned::nan(5 * 12), Aligned::nan(5 * 12), Aligned::nan(1));
-        for value in [0.8f32, -1.9] {
-            let fwd = agnn.forward(&bh, value).unwrap();
-            let grads = agnn.backward(&fwd, &bd).unwrap();
-            // β is read where the caller keeps it, every call.
-            let beta = Aligned::new(1, |_| value);
-            let (h_, beta_, d_) = (h.external(), beta.external(), d.external());
-            let before = backend.counts();
-            // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
-            in_workspace(&backend, |call| unsafe { agnn_forward(&agnn, call, h_, beta_, out.external()) }).unwrap();
-            let grads_out = (dh.external(), d_beta.external());
-            // SAFETY: as above.
-            in_workspace(&backend, |call| unsafe { agnn_backward(&agnn, call, (h_, beta_), d_, grads_out) }).unwrap();
-            let made = backend.counts() - before;
-            assert_eq!((made.uploads, made.downloads), (0, 0), "no host copies: {made:?}");
-            assert_eq!(out.slice(), backend.download(fwd.out()).unwrap(), "β = {value}");
-            assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "β = {value}");
-            assert_eq!(d_beta.slice(), backend.download(&grads.d_beta).unwrap(), "β = {value}");
+        for plan in schedules() {
+            let agnn = Agnn::new(&graph, &crate::AgnnConfig { plan, ..crate::AgnnConfig::new(2, 6) }).unwrap();
+            for value in [0.8f32, -1.9] {
+                let fwd = agnn.forward(&bh, value).unwrap();
+                let grads = agnn.backward(&fwd, &bd).unwrap();
+                // β is read where the caller keeps it, every call.
+                let beta = Aligned::new(1, |_| value);
+                let (h_, beta_, d_) = (h.external(), beta.external(), d.external());
+                let before = backend.counts();
+                // SAFETY: all memory is live, aligned, distinct and of the stated lengths.
+                in_workspace(&backend, |call| unsafe { agnn_forward(&agnn, call, h_, beta_, out.external()) }).unwrap();
+                let grads_out = (dh.external(), d_beta.external());
+                // SAFETY: as above.
+                in_workspace(&backend, |call| unsafe { agnn_backward(&agnn, call, (h_, beta_), d_, grads_out) })
+                    .unwrap();
+                let made = backend.counts() - before;
+                assert_eq!((made.uploads, made.downloads), (0, 0), "no host copies: {made:?}");
+                assert_eq!(out.slice(), backend.download(fwd.out()).unwrap(), "β = {value}");
+                assert_eq!(dh.slice(), backend.download(&grads.dh).unwrap(), "β = {value}");
+                assert_eq!(d_beta.slice(), backend.download(&grads.d_beta).unwrap(), "β = {value}");
+            }
         }
+        let agnn = Agnn::new(&graph, &crate::AgnnConfig::new(2, 6)).unwrap();
         let long = Aligned::new(2, |_| 1.0);
         // SAFETY: as above.
         let err = unsafe {

@@ -242,17 +242,18 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 
     /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` for `nodes` nodes, and with `a2` its scores from the
-    /// same reads of `x`.
+    /// same reads of `x`; the results (see [`Backend::result`]) are named `el` when `a` is
+    /// `a_dst` (`dst`), else `er`, and `er` for `a2`'s.
     fn node_scores(
         &self,
         x: GSlice<f32>,
-        a: GSlice<f32>,
+        (a, dst): (GSlice<f32>, bool),
         a2: Option<GSlice<f32>>,
         nodes: usize,
     ) -> Result<(Buffer<f32>, Option<Buffer<f32>>)> {
         let (heads, feat) = (self.heads(), self.fused.plan.feat);
-        let mut scores = self.backend().alloc::<f32>(nodes * heads as usize)?;
-        let mut scores2 = a2.map(|_| self.backend().alloc::<f32>(nodes * heads as usize)).transpose()?;
+        let mut scores = self.backend().result(if dst { "el" } else { "er" }, nodes * heads as usize)?;
+        let mut scores2 = a2.map(|_| self.backend().result("er", nodes * heads as usize)).transpose()?;
         if nodes > 0 {
             let params = GatNodeScoresParams {
                 x,
@@ -306,12 +307,12 @@ impl<'g, 'b> Gat<'g, 'b> {
         // On a square graph called with one feature buffer, both scores come from one read of it.
         let one_array = std::ptr::eq(h, h_dst);
         let (el, er) = if one_array {
-            let (el, er) = self.node_scores(h.view(), a_dst.view(), Some(a_src.view()), g.num_src())?;
+            let (el, er) = self.node_scores(h.view(), (a_dst.view(), true), Some(a_src.view()), g.num_src())?;
             (el, er.expect("asked for the second scores"))
         } else {
             (
-                self.node_scores(h_dst.view(), a_dst.view(), None, g.num_dst())?.0,
-                self.node_scores(h.view(), a_src.view(), None, g.num_src())?.0,
+                self.node_scores(h_dst.view(), (a_dst.view(), true), None, g.num_dst())?.0,
+                self.node_scores(h.view(), (a_src.view(), false), None, g.num_src())?.0,
             )
         };
         // The score buffers move into the result with the views of them; device memory does
@@ -335,7 +336,7 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 
     /// [`Gat::forward_precomputed`] with `dropout` and whether to save the positive part instead
-    /// of the ones set ([`dfgnn::external`]'s calls share one planned op across callers and pass
+    /// of the ones set ([`crate::external`]'s calls share one planned op across callers and pass
     /// theirs).
     pub(crate) fn forward_precomputed_with<'a>(
         &self,
@@ -488,9 +489,9 @@ impl<'g, 'b> Gat<'g, 'b> {
         };
         let variant = Self::variant(pass, &dropout)?;
         let nh = g.num_dst() * heads as usize;
-        let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
-        let mut lse = backend.alloc::<f32>(nh)?;
-        let mut stats = backend.alloc::<f32>(nh * 2)?;
+        let mut out = backend.result("out", f.features(g.num_dst()))?;
+        let mut lse = backend.result("lse", nh)?;
+        let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
         let (el_v, er_v, slope) = (el, er, self.slope);
         if let Some(groups) = &f.groups {
@@ -524,7 +525,12 @@ impl<'g, 'b> Gat<'g, 'b> {
         let part_table = if dropout.threshold != 0 { gat::part::dropout::VARIANTS } else { gat::part::VARIANTS };
         let part_variant = (saves_part && self.plans_part()).then(|| pass.variant(part_table)).transpose()?;
         let mut part = part_variant
-            .map(|_| Ok::<_, Error>((backend.alloc::<f32>(f.features(g.num_dst()))?, backend.alloc::<f32>(nh)?)))
+            .map(|_| {
+                Ok::<_, Error>((
+                    backend.result("part out", f.features(g.num_dst()))?,
+                    backend.result("part weight", nh)?,
+                ))
+            })
             .transpose()?;
         let (part_out_v, part_weight_v) =
             part.as_mut().map_or((GSliceMut::empty(), GSliceMut::empty()), |(o, w)| (o.view_mut(), w.view_mut()));
@@ -635,13 +641,13 @@ impl<'g, 'b> Gat<'g, 'b> {
                 None
             }
             Some(h_dst) => {
-                let mut dh_dst = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
+                let mut dh_dst = backend.result("dh_dst", self.fused.features(g.num_dst()))?;
                 node_backward(backend, shape, fwd.h, g.num_src(), FeatureGrad::Add(&mut dh), src, None)?;
                 node_backward(backend, shape, h_dst, g.num_dst(), FeatureGrad::Write(&mut dh_dst), dst, None)?;
                 Some(dh_dst)
             }
         };
-        let (mut da_src, mut da_dst) = (backend.alloc::<f32>(len)?, backend.alloc::<f32>(len)?);
+        let (mut da_src, mut da_dst) = (backend.result("da_src", len)?, backend.result("da_dst", len)?);
         sum_vectors(backend, len, (&src_partials, &mut da_src), Some((&dst_partials, &mut da_dst)))?;
         Ok(GatGrads { dh, dh_dst, da_dst, da_src })
     }
@@ -662,7 +668,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let (el, er, h, slope) = (fwd.el, fwd.er, fwd.h, self.slope);
 
         // Row pass: d el and D.
-        let mut d_el = backend.alloc::<f32>(nh(g.num_dst()))?;
+        let mut d_el = backend.result("d_el", nh(g.num_dst()))?;
         let mut delta = backend.alloc::<f32>(nh(g.num_dst()))?;
         let (d_el_v, delta_v) = (d_el.view_mut(), delta.view_mut());
         if let Some((part_out, part_weight)) = &fwd.part {
@@ -672,8 +678,8 @@ impl<'g, 'b> Gat<'g, 'b> {
         }
 
         // Column pass: d er and the aggregation's dh.
-        let mut d_er = backend.alloc::<f32>(nh(g.num_src()))?;
-        let mut dh = backend.alloc::<f32>(f.features(g.num_src()))?;
+        let mut d_er = backend.result("d_er", nh(g.num_src()))?;
+        let mut dh = backend.result("dh", f.features(g.num_src()))?;
         let (d_er_v, dh_v) = (d_er.view_mut(), dh.view_mut());
         f.run_pass(
             cols_pass,
@@ -793,9 +799,9 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut ones_dst = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
         backend.fill(&mut ones_src, 1.0)?;
         backend.fill(&mut ones_dst, 1.0)?;
-        let mut d_el = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-        let mut d_er = backend.alloc::<f32>(g.num_src() * heads as usize)?;
-        let mut dh = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
+        let mut d_el = backend.result("d_el", g.num_dst() * heads as usize)?;
+        let mut d_er = backend.result("d_er", g.num_src() * heads as usize)?;
+        let mut dh = backend.result("dh", self.fused.features(g.num_src()))?;
         baseline::spmm(g, heads, 1, &d_e, ones_src.view(), 1.0, &mut d_el)?;
         baseline::spmm_transposed(g, heads, 1, &d_e, ones_dst.view(), 1.0, &mut d_er)?;
         baseline::spmm_transposed(g, heads, feat, &alpha, d_out.view(), 1.0, &mut dh)?;
@@ -936,20 +942,22 @@ fn sum_vectors(
     unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &params) }
 }
 
-/// `Σ_n x[n, h, f]` over `nodes` nodes of `heads` × `feat` (GATv2's `d a` from its rows' terms):
-/// per-block partials over fixed node ranges, then their sum in block order (deterministic).
+/// `Σ_n x[n, h, f]` over `nodes` nodes of `heads` × `feat` (GATv2's `d a` from its rows' terms),
+/// as the result `what` (see [`Backend::result`]): per-block partials over fixed node ranges,
+/// then their sum in block order (deterministic).
 pub(crate) fn sum_over_nodes(
     backend: &Backend,
     heads: u32,
     feat: u32,
     x: GSlice<f32>,
     nodes: usize,
+    what: &'static str,
 ) -> Result<Buffer<f32>> {
     let len = heads as usize * feat as usize;
     let mut partials = VectorPartials::new(backend, nodes, len)?;
     let term = ScoreGrad { d: GSlice::empty(), a: GSlice::empty() };
     node_backward(backend, (heads, feat), x, nodes, FeatureGrad::None, (term, &mut partials), None)?;
-    let mut out = backend.alloc::<f32>(len)?;
+    let mut out = backend.result(what, len)?;
     sum_vectors(backend, len, (&partials, &mut out), None)?;
     Ok(out)
 }
@@ -993,7 +1001,7 @@ mod tests {
         let len = (heads * feat) as usize;
         let [x, base, d, a, d2, a2] = inputs.each_ref().map(|v| backend.upload(v).unwrap());
         if call == Call::Sum {
-            let da = sum_over_nodes(backend, heads, feat, x.view(), nodes).unwrap();
+            let da = sum_over_nodes(backend, heads, feat, x.view(), nodes, "da").unwrap();
             return vec![Vec::new(), backend.download(&da).unwrap()];
         }
         let mut dx = if call == Call::Write { backend.alloc::<f32>(nodes * len).unwrap() } else { base };

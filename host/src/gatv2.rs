@@ -191,9 +191,9 @@ impl<'g, 'b> GatV2<'g, 'b> {
         };
         let variant = Self::variant(pass, &dropout)?;
         let nh = g.num_dst() * heads as usize;
-        let mut out = backend.alloc::<f32>(f.features(g.num_dst()))?;
-        let mut lse = backend.alloc::<f32>(nh)?;
-        let mut stats = backend.alloc::<f32>(nh * 2)?;
+        let mut out = backend.result("out", f.features(g.num_dst()))?;
+        let mut lse = backend.result("lse", nh)?;
+        let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
         if let Some(groups) = &f.groups {
             let params = GatV2GroupParams {
@@ -316,9 +316,9 @@ impl<'g, 'b> GatV2<'g, 'b> {
         Ok(scores)
     }
 
-    /// `out = x + y` element-wise (same lengths).
-    fn add(&self, x: &Buffer<f32>, y: &Buffer<f32>) -> Result<Buffer<f32>> {
-        let mut out = self.backend().alloc::<f32>(x.len())?;
+    /// The result `what` (see [`Backend::result`]) `= x + y` element-wise (same lengths).
+    fn add(&self, what: &'static str, x: &Buffer<f32>, y: &Buffer<f32>) -> Result<Buffer<f32>> {
+        let mut out = self.backend().result(what, x.len())?;
         if !out.is_empty() {
             let params = AddParams { a: x.view(), b: y.view(), out: out.view_mut() };
             // SAFETY: x, y and out have one length and out is distinct; grid-stride.
@@ -342,7 +342,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let (xl, xr, a, slope) = (fwd.xl, fwd.xr, fwd.a, self.slope);
 
         // Row pass: d xr, the rows' terms of d a, and D.
-        let mut dxr = backend.alloc::<f32>(f.features(g.num_dst()))?;
+        let mut dxr = backend.result("dxr", f.features(g.num_dst()))?;
         let mut d_a_rows = backend.alloc::<f32>(f.features(g.num_dst()))?;
         let mut delta = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
         let (dxr_v, d_a_v, delta_v) = (dxr.view_mut(), d_a_rows.view_mut(), delta.view_mut());
@@ -404,8 +404,8 @@ impl<'g, 'b> GatV2<'g, 'b> {
                 f.sum_partials(split, cols_pass, &partials[1], agg_v, feat, 1.0)
             },
         )?;
-        let dxl = self.add(&dxl_score, &dxl_agg)?;
-        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst())?;
+        let dxl = self.add("dxl", &dxl_score, &dxl_agg)?;
+        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst(), "da")?;
         Ok(GatV2Grads { dxl, dxr, da })
     }
 
@@ -420,9 +420,9 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let (alpha, ds) = baseline::softmax_backward(g, scores, fwd.xl, d_out.view(), heads, feat)?;
         let mut dxl_agg = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
         baseline::spmm_transposed(g, heads, feat, &alpha, d_out.view(), 1.0, &mut dxl_agg)?;
-        let mut dxr = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
+        let mut dxr = backend.result("dxr", self.fused.features(g.num_dst()))?;
         let mut d_a_rows = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
-        let mut dxl = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
+        let mut dxl = backend.result("dxl", self.fused.features(g.num_src()))?;
         let edge_grads = |columns: bool, base: GSlice<f32>, dx: GSliceMut<f32>, d_a: GSliceMut<f32>| {
             let (offsets, neighbours, edge_ids, nodes) = if columns {
                 (g.d_col_offsets.view(), g.d_csc_rows.view(), g.d_csc_edge_ids.view(), g.num_src())
@@ -457,7 +457,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         };
         edge_grads(false, GSlice::empty(), dxr.view_mut(), d_a_rows.view_mut())?;
         edge_grads(true, dxl_agg.view(), dxl.view_mut(), GSliceMut::empty())?;
-        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst())?;
+        let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst(), "da")?;
         Ok(GatV2Grads { dxl, dxr, da })
     }
 }

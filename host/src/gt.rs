@@ -188,9 +188,9 @@ impl<'g, 'b> Gt<'g, 'b> {
             return Ok(result(out, lse, backend.alloc::<f32>(0)?));
         };
         let nh = g.num_dst() * heads as usize;
-        let mut out = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
-        let mut lse = backend.alloc::<f32>(nh)?;
-        let mut stats = backend.alloc::<f32>(nh * 2)?;
+        let mut out = backend.result("out", self.fused.features(g.num_dst()))?;
+        let mut lse = backend.result("lse", nh)?;
+        let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
         let variant = Self::variant(pass, &dropout)?;
         let scale_log2 = scale * std::f32::consts::LOG2_E;
@@ -302,7 +302,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let scale_log2 = fwd.scale * std::f32::consts::LOG2_E;
 
         // Row pass: dq and D.
-        let mut dq = backend.alloc::<f32>(self.fused.features(g.num_dst()))?;
+        let mut dq = backend.result("dq", self.fused.features(g.num_dst()))?;
         let mut delta = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
         let (dq_v, delta_v) = (dq.view_mut(), delta.view_mut());
         self.fused.run_pass(
@@ -330,8 +330,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         )?;
 
         // Column pass: dk and dv.
-        let mut dk = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
-        let mut dv = backend.alloc::<f32>(self.fused.features(g.num_src()))?;
+        let mut dk = backend.result("dk", self.fused.features(g.num_src()))?;
+        let mut dv = backend.result("dv", self.fused.features(g.num_src()))?;
         let (dk_v, dv_v) = (dk.view_mut(), dv.view_mut());
         self.fused.run_pass(
             cols_pass,

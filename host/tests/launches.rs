@@ -57,7 +57,7 @@ fn counts(heads: u32, feat: u32, plan: PlanOptions) -> (Counts, Counts) {
 type Case = (&'static str, u32, u32, PlanOptions, (Counts, Counts));
 
 fn c(launches: u64, buffers: u64) -> Counts {
-    Counts { launches, buffers, uploads: 0, downloads: 0 }
+    Counts { launches, buffers, uploads: 0, downloads: 0, copies: 0 }
 }
 
 #[test]

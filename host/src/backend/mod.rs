@@ -103,6 +103,8 @@ pub struct Counts {
     pub uploads: u64,
     /// Downloads (device-to-host copies, each a wait for the work queued before).
     pub downloads: u64,
+    /// Device-to-device copies ([`Backend::copy`]).
+    pub copies: u64,
 }
 
 impl std::ops::Sub for Counts {
@@ -113,6 +115,7 @@ impl std::ops::Sub for Counts {
             buffers: self.buffers - earlier.buffers,
             uploads: self.uploads - earlier.uploads,
             downloads: self.downloads - earlier.downloads,
+            copies: self.copies - earlier.copies,
         }
     }
 }
@@ -124,6 +127,7 @@ struct Counters {
     buffers: AtomicU64,
     uploads: AtomicU64,
     downloads: AtomicU64,
+    copies: AtomicU64,
 }
 
 /// Bytes of buffers alive now and at most, on one backend, and the most they may reach.
@@ -215,6 +219,17 @@ struct Scope {
     workspace: Workspace,
     /// Workspace bytes handed out so far.
     used: usize,
+    /// Results the caller has given room for ([`Backend::place`]), not yet taken.
+    placed: Vec<Placed>,
+}
+
+/// Room for one named result of the call in progress: `len` `f32`s at `addr`, which the caller
+/// owns ([`Backend::place`]).
+struct Placed {
+    op: &'static str,
+    what: &'static str,
+    addr: u64,
+    len: usize,
 }
 
 thread_local! {
@@ -330,11 +345,50 @@ impl Backend {
                 return Err(Error::Unsupported { what: "a CUDA stream for the emulator".to_string() });
             }
         };
-        SCOPE.with_borrow_mut(|s| *s = Some(Scope { backend: self.id, stream, workspace, used: 0 }));
+        SCOPE
+            .with_borrow_mut(|s| *s = Some(Scope { backend: self.id, stream, workspace, used: 0, placed: Vec::new() }));
         let _guard = ScopeGuard;
         let r = work()?;
         let used = SCOPE.with_borrow(|s| s.as_ref().map_or(0, |s| s.used));
         Ok((r, used))
+    }
+
+    /// Names `len` floats at `addr`, which the caller owns, as the room for the result `what` of
+    /// `op` in the call in progress on this backend: the op's [`Backend::result`] of that name
+    /// then returns them instead of a new buffer, so the result is written there in place, never
+    /// copied. Refused outside a call, and as [`Backend::borrow_external`] refuses.
+    ///
+    /// # Safety
+    /// As [`Backend::borrow_external`] (written), for the rest of the call and the work it queues.
+    pub(crate) unsafe fn place(&self, op: &'static str, what: &'static str, addr: u64, len: usize) -> Result<()> {
+        // SAFETY: forwarded contract; the buffer only checks the address and is dropped at once.
+        unsafe { self.borrow_external::<f32>(addr, len)? };
+        SCOPE.with_borrow_mut(|s| match s.as_mut().filter(|s| s.backend == self.id) {
+            Some(scope) => {
+                scope.placed.push(Placed { op, what, addr, len });
+                Ok(())
+            }
+            None => Err(Error::Unsupported { what: format!("placing the result `{what}` outside a call") }),
+        })
+    }
+
+    /// The buffer for an op's result `what` of `len` floats: the room the call in progress
+    /// placed under that name ([`Backend::place`], taken once), or else a new one
+    /// ([`Backend::alloc`]). Room of another length is a shape mismatch of the op it was placed
+    /// for.
+    pub(crate) fn result(&self, what: &'static str, len: usize) -> Result<Buffer<f32>> {
+        let placed = SCOPE.with_borrow_mut(|s| {
+            let scope = s.as_mut().filter(|s| s.backend == self.id)?;
+            let i = scope.placed.iter().position(|p| p.what == what)?;
+            Some(scope.placed.swap_remove(i))
+        });
+        match placed {
+            None => self.alloc(len),
+            Some(p) if p.len != len => Err(Error::ShapeMismatch { op: p.op, what: p.what, expected: len, got: p.len }),
+            // SAFETY: `place`'s caller keeps the room live and unaliased for the call, and this
+            // buffer does not outlive the call's work (results are written before it returns).
+            Some(p) => unsafe { self.borrow_external(p.addr, p.len) },
+        }
     }
 
     /// Whether this thread is in a [`Workspace::Measure`] call on this backend.
@@ -440,6 +494,7 @@ impl Backend {
             buffers: self.counters.buffers.load(Ordering::Relaxed),
             uploads: self.counters.uploads.load(Ordering::Relaxed),
             downloads: self.counters.downloads.load(Ordering::Relaxed),
+            copies: self.counters.copies.load(Ordering::Relaxed),
         }
     }
 
@@ -672,6 +727,7 @@ impl Backend {
         if self.measuring() || src.len == 0 {
             return Ok(());
         }
+        self.counters.copies.fetch_add(1, Ordering::Relaxed);
         let bytes = src.len * std::mem::size_of::<T>();
         let (s, d) = (src.device_addr(), dst.device_addr());
         // External buffers may alias each other: refuse overlap rather than copy wrongly.
