@@ -23,6 +23,7 @@ import datetime
 import json
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -276,9 +277,27 @@ def main(argv=None) -> int:
     # and exited while rank 0 still worked left rank 0's teardown waiting on it (a hang seen in
     # CI with gloo).
     dist.barrier()
-    dist.destroy_process_group()
     # Rank 0 alone knows the check's outcome; torchrun fails the job when any rank fails.
-    return 0 if ok else 1
+    code = 0 if ok else 1
+    teardown(args.timeout, code)
+    return code
+
+
+def teardown(timeout_s: float, code: int) -> None:
+    """Destroys the process group, or exits with ``code`` if that takes past ``timeout_s``.
+
+    ``destroy_process_group`` hangs now and then after a barrier (pytorch/pytorch#75097; seen here
+    with gloo on the CPU: rank 0 idle in it for 30 minutes after writing its result), and no
+    collective timeout covers it. Everything this process had to do is done by then, so a hung
+    teardown is reported on stderr and the process leaves without it."""
+    worker = threading.Thread(target=dist.destroy_process_group, daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        print(f"ddp_train: destroy_process_group did not return in {timeout_s:g} s; exiting without it", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":
