@@ -1,6 +1,7 @@
 //! Lane-level reductions of `f32`: over each aligned set of `lanes` lanes of a warp (a team, or a
 //! head's lanes), and over the whole warp.
 
+use crate::kernels::common::unroll::unroll;
 use crate::simt::{self, FULL_MASK, WARP_SIZE, warp};
 
 /// The sum of `value` over each aligned set of `lanes` lanes (a power of two, 1 to 32), in every
@@ -9,25 +10,30 @@ use crate::simt::{self, FULL_MASK, WARP_SIZE, warp};
 /// set hold equal bits.
 #[inline(always)]
 pub fn sum_over(value: f32, lanes: u32) -> f32 {
-    let mut v = value;
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        v += warp::shfl_xor(FULL_MASK, v, offset);
-        offset /= 2;
-    }
-    v
+    butterfly(value, lanes, |v, other| v + other)
 }
 
 /// The maximum of `value` over each aligned set of `lanes` lanes, in every lane of the set (as
 /// [`sum_over`]).
 #[inline(always)]
 pub fn max_over(value: f32, lanes: u32) -> f32 {
+    butterfly(value, lanes, f32::max)
+}
+
+/// `value` combined by `op` over each aligned set of `lanes` lanes: `shfl.xor` steps at offsets
+/// `lanes/2, …, 2, 1`, in that order. Written as the five steps of a whole warp (offsets 16 to 1),
+/// each kept only when its offset is inside the set: straight-line code whatever `lanes` is (a
+/// loop over a run-time `lanes` stays a loop, with a divergence check around every shuffle, and
+/// took most of a dot product score's instructions), and the same additions in the same order
+/// as the loop, so the same bits.
+#[inline(always)]
+fn butterfly(value: f32, lanes: u32, op: impl Fn(f32, f32) -> f32) -> f32 {
     let mut v = value;
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        v = v.max(warp::shfl_xor(FULL_MASK, v, offset));
-        offset /= 2;
-    }
+    unroll!(5, |i| {
+        let offset = (WARP_SIZE / 2) >> i;
+        let other = warp::shfl_xor(FULL_MASK, v, offset);
+        v = if offset < lanes { op(v, other) } else { v };
+    });
     v
 }
 
