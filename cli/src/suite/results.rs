@@ -296,10 +296,10 @@ fn auto_vs_best(out: &mut String, records: &[&Record]) {
     );
     let _ = writeln!(
         out,
-        "| model | pass | cases | within {} | `auto` the fastest | worst `auto` / best |",
+        "| model | pass | cases | within {0} | past {0} (of them the same plan) | `auto` the fastest | worst `auto` / best |",
         percent(WITHIN)
     );
-    out.push_str("|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|\n");
     let mut past: Vec<(f64, &Record, &Record)> = Vec::new();
     for model in Model::ALL {
         for pass in PASSES {
@@ -313,14 +313,16 @@ fn auto_vs_best(out: &mut String, records: &[&Record]) {
                 continue;
             }
             let within = ratios.iter().filter(|(r, _, _)| *r <= WITHIN).count();
+            let same_plan = ratios.iter().filter(|(r, plan, best)| *r > WITHIN && best.plan == plan.plan).count();
             let fastest = ratios.iter().filter(|(r, _, _)| *r <= 1.0).count();
             let worst = ratios.iter().map(|(r, _, _)| *r).fold(f64::MIN, f64::max);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {within} | {fastest} | {worst:.2} |",
+                "| {} | {} | {} | {within} | {} ({same_plan}) | {fastest} | {worst:.2} |",
                 model.name().to_uppercase(),
                 pass.name(),
-                ratios.len()
+                ratios.len(),
+                ratios.len() - within,
             );
             past.extend(ratios.into_iter().filter(|(r, _, _)| *r > WITHIN));
         }
@@ -575,7 +577,7 @@ mod tests {
             record("turbo_gnn", "graph_transformer_aggr", "b", 3.0),
         ])];
         let md = block(&files);
-        assert!(md.contains("| GT | forward+backward | 3 | 1 | 1 | 1.30 |"), "{md}");
+        assert!(md.contains("| GT | forward+backward | 3 | 1 | 2 (1) | 1 | 1.30 |"), "{md}");
         let worst = "| c | GT | 4×64 | forward+backward | 1.30 | row_tiled (w4 s1) | row_tiled (the same plan) | 1.00 | 1.30 |\n\
                      | a | GT | 4×64 | forward+backward | 1.20 | row_tiled (w4 s1) | row_split | 1.00 | 1.20 |\n";
         assert!(md.contains(worst), "{md}");
