@@ -5,7 +5,8 @@
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{
-    CombineParams, CombinePartParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, Units,
+    CombineParams, CombinePartParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams,
+    SumTarget, Units,
 };
 use dfgnn_device::kernels::attention::variants::Variant;
 use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_FWD_COMBINE_PART, ATTENTION_SUM_COMBINE};
@@ -293,11 +294,10 @@ impl<'g, 'b> Fused<'g, 'b> {
             heads: self.plan.heads,
             feat: self.plan.feat,
             num_rows: split.rows.len() as u32,
-            factor: 1.0,
         };
         // SAFETY: `first_unit` indexes the partials just written; one warp per
         // (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, combine.feat, &combine) }
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, self.slices(combine.feat), &combine) }
     }
 
     /// Merges the part partials of the split rows (`partials`: the forward's `[acc, ml]`, then
@@ -324,7 +324,7 @@ impl<'g, 'b> Fused<'g, 'b> {
         // SAFETY: `first_unit` indexes the partials just written (one [H, F], [H, 2], [H, F] and
         // [H] block per chunk unit); out [N, H, F] and weight [N, H] distinct from them; one warp
         // per (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE_PART, split, pass, combine.feat, &combine) }
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE_PART, split, pass, self.slices(combine.feat), &combine) }
     }
 
     /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.
@@ -398,7 +398,12 @@ impl<'g, 'b> Fused<'g, 'b> {
         }
     }
 
-    /// Launches a combine kernel: one warp per (split row, 32 features).
+    /// Slices of 32 floats of one node's `[H, feat]`.
+    fn slices(&self, feat: u32) -> usize {
+        (self.plan.heads as usize * feat as usize).div_ceil(WARP_SIZE as usize)
+    }
+
+    /// Launches a combine kernel: `slices` warps per split row (one per 32 features).
     ///
     /// # Safety
     /// As [`Backend::launch`]: `params` views live buffers; `first_unit` indexes its partials.
@@ -407,10 +412,9 @@ impl<'g, 'b> Fused<'g, 'b> {
         kernel: &KernelRef<P>,
         split: &DeviceSplit,
         pass: &DevicePass,
-        feat: u32,
+        slices: usize,
         params: &P,
     ) -> Result<()> {
-        let slices = (self.plan.heads as usize * feat as usize).div_ceil(WARP_SIZE as usize);
         let threads = pass.plan.block_threads;
         // SAFETY: forwarded contract.
         unsafe {
@@ -418,32 +422,37 @@ impl<'g, 'b> Fused<'g, 'b> {
         }
     }
 
-    /// Sums the partials of the split rows of `split` into `out` (times `factor`), `feat` floats
-    /// per head (the model's feature width, or 1 for per-head scalars).
+    /// Sums the partials of the split rows of `split` into each of `sums` (one or two, in one
+    /// launch): `(partial, out, feat, factor)` adds `partial`'s blocks into `out` times `factor`,
+    /// `feat` floats per head (the model's feature width, or 1 for per-head scalars).
     pub(crate) fn sum_partials(
         &self,
         split: &DeviceSplit,
         pass: &DevicePass,
-        partial: &Buffer<f32>,
-        out: GSliceMut<f32>,
-        feat: u32,
-        factor: f32,
+        sums: &[(&Buffer<f32>, GSliceMut<f32>, u32, f32)],
     ) -> Result<()> {
-        let params = CombineParams {
+        if sums.is_empty() || sums.len() > 2 {
+            return Err(Error::Unsupported { what: format!("a sum combine of {} arrays (one or two)", sums.len()) });
+        }
+        let target = |i: usize| {
+            sums.get(i).map_or(SumTarget::NONE, |&(partial, out, feat, factor)| SumTarget {
+                partial: partial.view(),
+                out,
+                feat,
+                factor,
+            })
+        };
+        let params = SumCombineParams {
             rows: split.rows.view(),
             first_unit: split.first_unit.view(),
-            partial_acc: partial.view(),
-            partial_ml: GSlice::empty(),
-            out,
-            lse: GSliceMut::empty(),
-            stats: GSliceMut::empty(),
+            targets: [target(0), target(1)],
             heads: self.plan.heads,
-            feat,
             num_rows: split.rows.len() as u32,
-            factor,
         };
-        // SAFETY: `first_unit` indexes `partial`, which holds one [H, feat] block per unit of the
-        // split rows, written by the launch before; `out` is [N, H, feat] and distinct from it.
-        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, feat, &params) }
+        let slices = params.targets.iter().map(|t| self.slices(t.feat)).sum();
+        // SAFETY: `first_unit` indexes each target's `partial`, which holds one [H, feat] block
+        // per unit of the split rows, written by the launch before; each `out` is [N, H, feat],
+        // distinct from the partials and from the other `out`.
+        unsafe { self.launch_combine(&ATTENTION_SUM_COMBINE, split, pass, slices, &params) }
     }
 }

@@ -703,8 +703,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 slope,
             },
             |split, partials| {
-                f.sum_partials(split, cols_pass, &partials[0], d_er_v, 1, 1.0)?;
-                f.sum_partials(split, cols_pass, &partials[1], dh_v, feat, 1.0)
+                f.sum_partials(split, cols_pass, &[(&partials[0], d_er_v, 1, 1.0), (&partials[1], dh_v, feat, 1.0)])
             },
         )?;
         Ok(GatPrecomputedGrads { dh, d_el, d_er })
@@ -743,7 +742,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 },
                 slope,
             },
-            |split, partials| f.sum_partials(split, rows_pass, &partials[0], d_el_v, 1, 1.0),
+            |split, partials| f.sum_partials(split, rows_pass, &[(&partials[0], d_el_v, 1, 1.0)]),
         )
     }
 

@@ -369,8 +369,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                 slope,
             },
             |split, partials| {
-                f.sum_partials(split, rows_pass, &partials[0], dxr_v, feat, 1.0)?;
-                f.sum_partials(split, rows_pass, &partials[1], d_a_v, feat, 1.0)
+                f.sum_partials(split, rows_pass, &[(&partials[0], dxr_v, feat, 1.0), (&partials[1], d_a_v, feat, 1.0)])
             },
         )?;
 
@@ -400,8 +399,11 @@ impl<'g, 'b> GatV2<'g, 'b> {
                 slope,
             },
             |split, partials| {
-                f.sum_partials(split, cols_pass, &partials[0], score_v, feat, 1.0)?;
-                f.sum_partials(split, cols_pass, &partials[1], agg_v, feat, 1.0)
+                f.sum_partials(
+                    split,
+                    cols_pass,
+                    &[(&partials[0], score_v, feat, 1.0), (&partials[1], agg_v, feat, 1.0)],
+                )
             },
         )?;
         let dxl = self.add("dxl", &dxl_score, &dxl_agg)?;

@@ -326,7 +326,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 scale_log2,
                 grad_scale,
             },
-            |split, partials| self.fused.sum_partials(split, rows_pass, &partials[0], dq_v, feat, grad_scale),
+            |split, partials| self.fused.sum_partials(split, rows_pass, &[(&partials[0], dq_v, feat, grad_scale)]),
         )?;
 
         // Column pass: dk and dv.
@@ -356,8 +356,8 @@ impl<'g, 'b> Gt<'g, 'b> {
                 grad_scale,
             },
             |split, partials| {
-                self.fused.sum_partials(split, cols_pass, &partials[0], dk_v, feat, grad_scale)?;
-                self.fused.sum_partials(split, cols_pass, &partials[1], dv_v, feat, 1.0)
+                let sums = [(&partials[0], dk_v, feat, grad_scale), (&partials[1], dv_v, feat, 1.0)];
+                self.fused.sum_partials(split, cols_pass, &sums)
             },
         )?;
         Ok(GtGrads { dq, dk, dv })

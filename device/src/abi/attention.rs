@@ -195,8 +195,8 @@ pub struct ColumnGrads {
     pub partial_d_value: GSliceMut<f32>,
 }
 
-/// `attention_fwd_combine` / `attention_sum_combine`: merge the partial results of split rows
-/// (forward: online-softmax states into `out`, `lse`, `stats`; backward: sums times `factor`).
+/// `attention_fwd_combine`: merges the partial online-softmax states of split rows into `out`,
+/// `lse` and `stats`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CombineParams {
@@ -204,15 +204,15 @@ pub struct CombineParams {
     pub rows: GSlice<u32>,
     /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
     pub first_unit: GSlice<u32>,
-    /// `[U, H, F]` partial accumulators (forward) or partial gradients (backward).
+    /// `[U, H, F]` partial accumulators.
     pub partial_acc: GSlice<f32>,
-    /// `[U, H, 2]` partial (max, sum) (forward only; empty for a sum).
+    /// `[U, H, 2]` partial (max, sum).
     pub partial_ml: GSlice<f32>,
     /// `[N, H, F]` the merged result.
     pub out: GSliceMut<f32>,
-    /// `[N, H]` merged log-sum-exp (forward only; empty for a sum).
+    /// `[N, H]` merged log-sum-exp.
     pub lse: GSliceMut<f32>,
-    /// `[N, H, 2]` merged (max, 1/sum) for the backward (forward only; empty for a sum).
+    /// `[N, H, 2]` merged (max, 1/sum) for the backward.
     pub stats: GSliceMut<f32>,
     /// Heads `H`.
     pub heads: u32,
@@ -220,13 +220,50 @@ pub struct CombineParams {
     pub feat: u32,
     /// Number of split rows `R`.
     pub num_rows: u32,
-    /// Factor applied to a summed result (backward: the gradient scale for query and key
-    /// gradients, 1 for value gradients).
-    pub factor: f32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for CombineParams {}
 const _: () = assert!(core::mem::size_of::<CombineParams>() == 128);
+
+/// One array an `attention_sum_combine` adds up: each split row's `[H, feat]` partial blocks into
+/// its row of `out`, times `factor`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SumTarget {
+    /// `[U, H, feat]` partial gradients (chunk units).
+    pub partial: GSlice<f32>,
+    /// `[N, H, feat]` the summed result.
+    pub out: GSliceMut<f32>,
+    /// Floats per head: the model's `F`, or 1 for per-head scalars; 0 for no array.
+    pub feat: u32,
+    /// The factor of the sum (the gradient scale of GT's query and key gradients, else 1).
+    pub factor: f32,
+}
+
+impl SumTarget {
+    /// No array (a combine of one).
+    pub const NONE: Self = Self { partial: GSlice::empty(), out: GSliceMut::empty(), feat: 0, factor: 1.0 };
+}
+
+/// `attention_sum_combine`: sums the partial gradients of split rows (or columns) into one or
+/// two arrays of the same pass in one launch (a pass's second array: GT's `dv` beside `dk`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SumCombineParams {
+    /// `[R]` the split rows.
+    pub rows: GSlice<u32>,
+    /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
+    pub first_unit: GSlice<u32>,
+    /// The arrays to sum; the second may be [`SumTarget::NONE`].
+    pub targets: [SumTarget; 2],
+    /// Heads `H`.
+    pub heads: u32,
+    /// Number of split rows `R`.
+    pub num_rows: u32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for SumCombineParams {}
+const _: () = assert!(core::mem::size_of::<SumCombineParams>() == 120);
 
 /// `attention_fwd_combine_part`: merges the [`PartOut`] partials of each split row with the
 /// chunks' `(max, sum)` of the forward ([`ForwardOut::partial_ml`]).

@@ -3,16 +3,17 @@
 //!
 //! # Grid mapping
 //! One warp per (split row, slice of 32 features): warp `w` takes row `w / S`, features
-//! `(w mod S)·32 + lane` with `S = ⌈H·F / 32⌉` slices per row. Each lane loops over the row's
-//! partials, four at a time (independent loads in flight; four running sums added in a fixed
-//! order at the end).
+//! `(w mod S)·32 + lane` with `S = ⌈H·F / 32⌉` slices per row (a sum of two arrays: `S` is both
+//! arrays' slices, the first's then the second's). Each lane loops over the row's partials, four
+//! at a time (independent loads in flight; four running sums added in a fixed order at the end).
 //!
 //! # Numerics
 //! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
 //! `lse = (M + log2 Σ …)·ln 2`; a forward's part ([`crate::abi::PartOut`]) the same with its own
-//! sums over the same denominator. Backward: `out = factor·Σ_u partial_u`.
+//! sums over the same denominator. Backward: `out = factor·Σ_u partial_u`, for one or two arrays
+//! of a pass in one launch (their warps one after the other in each row's range).
 
-use crate::abi::{CombineParams, CombinePartParams};
+use crate::abi::{CombineParams, CombinePartParams, SumCombineParams};
 use crate::kernel;
 use crate::kernels::common::reduce::global_warp;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
@@ -112,13 +113,39 @@ kernel! {
     }
 }
 
+/// `b` when `second`, else `a`.
+#[inline(always)]
+fn pick<T>(second: bool, a: T, b: T) -> T {
+    if second { b } else { a }
+}
+
 kernel! {
-    /// Sums the backward partials of each split row (or column) into `out`, times `factor`.
-    pub kernel ATTENTION_SUM_COMBINE = fn attention_sum_combine(p: &CombineParams) {
-        let Some((row, x, first, last)) = combine_feature(p) else { return };
-        let width = p.heads as usize * p.feat as usize;
-        let sum = sum4(first, last, |u| p.partial_acc.load(u * width + x));
-        p.out.store(row * width + x, sum * p.factor);
+    /// Sums the backward partials of each split row (or column) into one or two arrays, each
+    /// times its factor: a row's warps take the first array's slices of 32 features, then the
+    /// second's.
+    pub kernel ATTENTION_SUM_COMBINE = fn attention_sum_combine(p: &SumCombineParams) {
+        let heads = p.heads as usize;
+        let slices = |feat: u32| (heads * feat as usize).div_ceil(WARP_SIZE as usize);
+        let (first_slices, per_row) = (slices(p.targets[0].feat), slices(p.targets[0].feat) + slices(p.targets[1].feat));
+        if per_row == 0 {
+            return;
+        }
+        let w = global_warp() as usize;
+        let (r, k) = (w / per_row, w % per_row);
+        // Field by field: values, not a reference chosen at run time (which would copy the
+        // parameters to local memory).
+        let second = k >= first_slices;
+        let [a, b] = &p.targets;
+        let (partial, out) = (pick(second, a.partial, b.partial), pick(second, a.out, b.out));
+        let (feat, factor) = (pick(second, a.feat, b.feat), pick(second, a.factor, b.factor));
+        let width = heads * feat as usize;
+        let x = (if second { k - first_slices } else { k }) * WARP_SIZE as usize + simt::lane_id() as usize;
+        if r >= p.num_rows as usize || x >= width {
+            return;
+        }
+        let (row, first, last) = (p.rows.load(r) as usize, p.first_unit.load(r) as usize, p.first_unit.load(r + 1) as usize);
+        let sum = sum4(first, last, |u| partial.load(u * width + x));
+        out.store(row * width + x, sum * factor);
     }
 }
 
