@@ -5,11 +5,11 @@
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{
-    CombineParams, CombinePartParams, DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams,
-    SumTarget, Units,
+    CombineParams, CombinePart, DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams, SumTarget,
+    Units,
 };
 use dfgnn_device::kernels::attention::variants::Variant;
-use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_FWD_COMBINE_PART, ATTENTION_SUM_COMBINE};
+use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -275,14 +275,26 @@ impl<'g, 'b> Fused<'g, 'b> {
         unsafe { self.graph.backend().launch(kernel, &config, params) }
     }
 
-    /// Merges the forward partials of split rows (`[acc, ml]`) into `out`, `lse` and `stats`.
+    /// Merges the forward partials of split rows (`partials`: `[acc, ml]`, then the part's
+    /// `[acc, weight]` when the forward kept one) into `out`, `lse` and `stats`, and the part's
+    /// into `part` (`(out, weight)`, given with its partials), in one launch.
     pub(crate) fn combine_forward(
         &self,
         split: &DeviceSplit,
         pass: &DevicePass,
         partials: &[Buffer<f32>],
         (out, lse, stats): (GSliceMut<f32>, GSliceMut<f32>, GSliceMut<f32>),
+        part: Option<(GSliceMut<f32>, GSliceMut<f32>)>,
     ) -> Result<()> {
+        let part = match (part, partials.get(2..4)) {
+            (Some((out, weight)), Some([acc, w])) => {
+                CombinePart { partial_acc: acc.view(), partial_weight: w.view(), out, weight }
+            }
+            (None, _) => CombinePart::NONE,
+            (Some(_), _) => {
+                return Err(Error::Unsupported { what: "a part to combine without its partials".to_string() });
+            }
+        };
         let combine = CombineParams {
             rows: split.rows.view(),
             first_unit: split.first_unit.view(),
@@ -291,40 +303,16 @@ impl<'g, 'b> Fused<'g, 'b> {
             out,
             lse,
             stats,
+            part,
             heads: self.plan.heads,
             feat: self.plan.feat,
             num_rows: split.rows.len() as u32,
         };
-        // SAFETY: `first_unit` indexes the partials just written; one warp per
-        // (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, self.slices(combine.feat), &combine) }
-    }
-
-    /// Merges the part partials of the split rows (`partials`: the forward's `[acc, ml]`, then
-    /// the part's `[acc, weight]`) into the part's `out` and `weight`.
-    pub(crate) fn combine_part(
-        &self,
-        split: &DeviceSplit,
-        pass: &DevicePass,
-        partials: &[Buffer<f32>],
-        (out, weight): (GSliceMut<f32>, GSliceMut<f32>),
-    ) -> Result<()> {
-        let combine = CombinePartParams {
-            rows: split.rows.view(),
-            first_unit: split.first_unit.view(),
-            partial_ml: partials[1].view(),
-            partial_acc: partials[2].view(),
-            partial_weight: partials[3].view(),
-            out,
-            weight,
-            heads: self.plan.heads,
-            feat: self.plan.feat,
-            num_rows: split.rows.len() as u32,
-        };
-        // SAFETY: `first_unit` indexes the partials just written (one [H, F], [H, 2], [H, F] and
-        // [H] block per chunk unit); out [N, H, F] and weight [N, H] distinct from them; one warp
+        // SAFETY: `first_unit` indexes the partials just written (one [H, F], [H, 2] and, with a
+        // part, [H, F] and [H] block per chunk unit); the outputs ([N, H, F], [N, H], [N, H, 2]
+        // and the part's [N, H, F], [N, H]) are distinct from them and from each other; one warp
         // per (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE_PART, split, pass, self.slices(combine.feat), &combine) }
+        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, self.slices(combine.feat), &combine) }
     }
 
     /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.

@@ -569,11 +569,8 @@ impl<'g, 'b> Gat<'g, 'b> {
                 }
             },
             |split, partials| {
-                f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v))?;
-                if partials.len() == 4 {
-                    f.combine_part(split, pass, partials, (part_out_v, part_weight_v))?;
-                }
-                Ok(())
+                let part = (partials.len() == 4).then_some((part_out_v, part_weight_v));
+                f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), part)
             },
         )?;
         Ok(GatForward { part, ..result(out, lse, stats) })

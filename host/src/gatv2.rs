@@ -237,7 +237,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                 };
                 GatV2FwdParams { edges: f.edges(pass, Side::Rows, units, dropout), xr, xl, a, dst, slope }
             },
-            |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
+            |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), None),
         )?;
         Ok(result(out, lse, stats))
     }

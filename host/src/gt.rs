@@ -234,7 +234,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 };
                 GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units, dropout), q, k, v, dst, scale_log2 }
             },
-            |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v)),
+            |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), None),
         )?;
         Ok(result(out, lse, stats))
     }

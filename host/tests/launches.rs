@@ -156,3 +156,34 @@ fn gat_node_backward_launches_and_buffers() {
         }
     }
 }
+
+/// GAT's forward for training (which also keeps the positive part) launches what the inference
+/// forward does: on split rows the part's partials merge in the same combine launch.
+#[test]
+fn gat_part_adds_no_launch() {
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let (heads, feat) = (4, 64);
+    let n = g.num_dst() * (heads * feat) as usize;
+    let x = backend.upload(&vec![0.5f32; n]).unwrap();
+    let a = backend.upload(&vec![0.125f32; (heads * feat) as usize]).unwrap();
+    let split = PlanOptions {
+        schedule: Schedule::RowSplit,
+        split_threshold: Some(4),
+        chunk_edges: Some(2),
+        ..PlanOptions::default()
+    };
+    let mut gat = Gat::new(&dg, &GatConfig { plan: split, ..GatConfig::new(heads, feat) }).unwrap();
+    let mut launches = |saves_part: bool| {
+        gat.set_saves_part(saves_part);
+        let before = backend.counts();
+        let fwd = gat.forward(&x, &x, &a, &a).unwrap();
+        assert_eq!(fwd.part().is_some(), saves_part);
+        (backend.counts() - before).launches
+    };
+    let (inference, training) = (launches(false), launches(true));
+    // Node scores, the pass, one combine.
+    assert_eq!(inference, 3);
+    assert_eq!(training, inference);
+}

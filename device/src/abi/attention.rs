@@ -130,7 +130,7 @@ pub struct ForwardOut {
 /// LeakyReLU is in its identity half, `el_i + er_j > 0`), for a backward that needs no gather in
 /// its row pass. Whole rows write `out = Σ_{j in part} α_ij·factor_ij·v_j` (normalised by the
 /// whole row's sum, as the output) and `weight = Σ_{j in part} α_ij`; chunks of split rows write
-/// the unnormalised sums beside the forward's partials, merged by [`CombinePartParams`].
+/// the unnormalised sums beside the forward's partials, merged with them ([`CombinePart`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PartOut {
@@ -196,7 +196,8 @@ pub struct ColumnGrads {
 }
 
 /// `attention_fwd_combine`: merges the partial online-softmax states of split rows into `out`,
-/// `lse` and `stats`.
+/// `lse` and `stats`, and in the same launch the part's partials when the forward kept one
+/// (`part`; [`CombinePart::NONE`] else).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CombineParams {
@@ -214,6 +215,8 @@ pub struct CombineParams {
     pub lse: GSliceMut<f32>,
     /// `[N, H, 2]` merged (max, 1/sum) for the backward.
     pub stats: GSliceMut<f32>,
+    /// The part's partials and results (see [`PartOut`]).
+    pub part: CombinePart,
     /// Heads `H`.
     pub heads: u32,
     /// Features per head `F`.
@@ -223,7 +226,32 @@ pub struct CombineParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for CombineParams {}
-const _: () = assert!(core::mem::size_of::<CombineParams>() == 128);
+const _: () = assert!(core::mem::size_of::<CombineParams>() == 192);
+
+/// What [`CombineParams`] merges of a forward's part: its partials, under the chunks' maxima of
+/// the forward's `partial_ml`, normalised by the whole row's sum.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CombinePart {
+    /// `[U, H, F]` the part's partial sums.
+    pub partial_acc: GSlice<f32>,
+    /// `[U, H]` the part's partial weights.
+    pub partial_weight: GSlice<f32>,
+    /// `[N, H, F]` the merged part of the output; empty for no part.
+    pub out: GSliceMut<f32>,
+    /// `[N, H]` the merged part's share of the weights.
+    pub weight: GSliceMut<f32>,
+}
+
+impl CombinePart {
+    /// No part.
+    pub const NONE: Self = Self {
+        partial_acc: GSlice::empty(),
+        partial_weight: GSlice::empty(),
+        out: GSliceMut::empty(),
+        weight: GSliceMut::empty(),
+    };
+}
 
 /// One array an `attention_sum_combine` adds up: each split row's `[H, feat]` partial blocks into
 /// its row of `out`, times `factor`.
@@ -264,36 +292,6 @@ pub struct SumCombineParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for SumCombineParams {}
 const _: () = assert!(core::mem::size_of::<SumCombineParams>() == 120);
-
-/// `attention_fwd_combine_part`: merges the [`PartOut`] partials of each split row with the
-/// chunks' `(max, sum)` of the forward ([`ForwardOut::partial_ml`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CombinePartParams {
-    /// `[R]` the split rows.
-    pub rows: GSlice<u32>,
-    /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
-    pub first_unit: GSlice<u32>,
-    /// `[U, H, 2]` the forward's partial (max, sum).
-    pub partial_ml: GSlice<f32>,
-    /// `[U, H, F]` the part's partial sums.
-    pub partial_acc: GSlice<f32>,
-    /// `[U, H]` the part's partial weights.
-    pub partial_weight: GSlice<f32>,
-    /// `[N, H, F]` the merged part of the output.
-    pub out: GSliceMut<f32>,
-    /// `[N, H]` the merged part's share of the weights.
-    pub weight: GSliceMut<f32>,
-    /// Heads `H`.
-    pub heads: u32,
-    /// Features per head `F`.
-    pub feat: u32,
-    /// Number of split rows `R`.
-    pub num_rows: u32,
-}
-// SAFETY: repr(C), plain data and slices.
-unsafe impl LaunchParams for CombinePartParams {}
-const _: () = assert!(core::mem::size_of::<CombinePartParams>() == 128);
 
 /// The `row_group` forward's part of a model's parameters (DF-GNN's "hyper" schedule): a block
 /// owns a group of consecutive rows; its scores live in shared memory; optionally the groups'

@@ -13,7 +13,7 @@
 //! sums over the same denominator. Backward: `out = factor·Σ_u partial_u`, for one or two arrays
 //! of a pass in one launch (their warps one after the other in each row's range).
 
-use crate::abi::{CombineParams, CombinePartParams, SumCombineParams};
+use crate::abi::{CombineParams, SumCombineParams};
 use crate::kernel;
 use crate::kernels::common::reduce::global_warp;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
@@ -97,18 +97,30 @@ fn merge_chunks(
 }
 
 kernel! {
-    /// Merges the forward partials of each split row into `out` and `lse`.
+    /// Merges the forward partials of each split row into `out`, `lse` and `stats`, and its part's
+    /// (when the forward kept one) into the part's `out` and `weight`, under the same maxima and
+    /// normalised by the whole row's sum.
     pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
         let Some((row, x, first, last)) = combine_feature(p) else { return };
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
         let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let (m, l, acc, inv, _) = merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
+        let (m, l, acc, inv, rescaled) =
+            merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
         p.out.store(row * heads * feat + x, acc * inv);
         if x.is_multiple_of(feat) {
             p.lse.store(row * heads + head, log_sum_exp(m, l));
             p.stats.store(2 * (row * heads + head), m);
             p.stats.store(2 * (row * heads + head) + 1, inv);
+        }
+        let part = &p.part;
+        if !part.out.is_empty() {
+            let acc = sum4(first, last, |u| part.partial_acc.load(u * heads * feat + x) * rescaled(u));
+            part.out.store(row * heads * feat + x, acc * inv);
+            if x.is_multiple_of(feat) {
+                let weight = sum4(first, last, |u| part.partial_weight.load(u * heads + head) * rescaled(u));
+                part.weight.store(row * heads + head, weight * inv);
+            }
         }
     }
 }
@@ -146,26 +158,5 @@ kernel! {
         let (row, first, last) = (p.rows.load(r) as usize, p.first_unit.load(r) as usize, p.first_unit.load(r + 1) as usize);
         let sum = sum4(first, last, |u| partial.load(u * width + x));
         out.store(row * width + x, sum * factor);
-    }
-}
-
-kernel! {
-    /// Merges the part's partials of each split row into its `out` and `weight`, under the
-    /// chunks' maxima and normalised by the whole row's sum (as [`ATTENTION_FWD_COMBINE`]).
-    pub kernel ATTENTION_FWD_COMBINE_PART = fn attention_fwd_combine_part(p: &CombinePartParams) {
-        let Some((row, x, first, last)) = this_feature(&p.rows, &p.first_unit, p.num_rows, p.heads, p.feat)
-        else {
-            return;
-        };
-        let (heads, feat) = (p.heads as usize, p.feat as usize);
-        let head = x / feat;
-        let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let (_, _, acc, inv, rescaled) =
-            merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
-        p.out.store(row * heads * feat + x, acc * inv);
-        if x.is_multiple_of(feat) {
-            let weight = sum4(first, last, |u| p.partial_weight.load(u * heads + head) * rescaled(u));
-            p.weight.store(row * heads + head, weight * inv);
-        }
     }
 }
