@@ -385,8 +385,9 @@ impl Backend {
         match placed {
             None => self.alloc(len),
             Some(p) if p.len != len => Err(Error::ShapeMismatch { op: p.op, what: p.what, expected: len, got: p.len }),
-            // SAFETY: `place`'s caller keeps the room live and unaliased for the call, and this
-            // buffer does not outlive the call's work (results are written before it returns).
+            // SAFETY: `place`'s caller keeps the room live and unaliased for the call; rooms are
+            // placed only by `crate::external`'s calls, which write and drop their results
+            // inside the call, so this buffer does not outlive it.
             Some(p) => unsafe { self.borrow_external(p.addr, p.len) },
         }
     }
