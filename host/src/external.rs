@@ -534,6 +534,15 @@ mod tests {
         !matches!(plan.schedule, Schedule::EdgeParallel | Schedule::Unfused)
     }
 
+    /// GAT's cases under `plan`: (dropout, whether the forward saves its part), with and without
+    /// either, dropout only where the plan runs it.
+    fn gat_cases(plan: &PlanOptions) -> impl Iterator<Item = (Dropout, bool)> {
+        let with_dropout = has_dropout(plan);
+        [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
+            .into_iter()
+            .filter(move |(d, _)| d.p == 0.0 || with_dropout)
+    }
+
     /// 16 bytes, aligned as the kernels' vector loads need.
     #[derive(Clone, Copy)]
     #[repr(C, align(16))]
@@ -649,11 +658,7 @@ mod tests {
             let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
             let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
             let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
-            for (dropout, with_part) in
-                [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
-                    .into_iter()
-                    .filter(|(d, _)| d.p == 0.0 || has_dropout(&plan))
-            {
+            for (dropout, with_part) in gat_cases(&plan) {
                 gat.set_dropout(dropout.p, dropout.seed).unwrap();
                 gat.set_saves_part(with_part);
                 let fwd = gat.forward_precomputed(&bh, &bel, &ber).unwrap();
@@ -723,11 +728,7 @@ mod tests {
                 let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
                 let (bh, bh_dst, ba_dst, ba_src, bd) =
                     (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
-                for (dropout, with_part) in
-                    [(Dropout::OFF, true), (Dropout { p: 0.4, seed: 7 }, true), (Dropout::OFF, false)]
-                        .into_iter()
-                        .filter(|(d, _)| d.p == 0.0 || has_dropout(&plan))
-                {
+                for (dropout, with_part) in gat_cases(&plan) {
                     gat.set_dropout(dropout.p, dropout.seed).unwrap();
                     gat.set_saves_part(with_part);
                     let fwd = gat.forward(&bh, if dst_features { &bh_dst } else { &bh }, &ba_dst, &ba_src).unwrap();
