@@ -267,30 +267,66 @@ fn saved((out, lse, stats): (usize, usize, usize), nodes: usize, heads: u32, fea
     }
 }
 
-/// The GT op of this shape and scale.
-fn gt(graph: &PreparedGraph, heads: u32, feat: u32, scale: f32) -> PyResult<Arc<Op>> {
-    graph.op(("gt", heads, feat, scale.to_bits()), |g| {
+/// Runs `f` on the GT op of this shape and scale (planned on first use).
+fn with_gt<R>(
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    scale: f32,
+    f: impl FnOnce(&Gt<'static, 'static>) -> PyResult<R>,
+) -> PyResult<R> {
+    let op = graph.op(("gt", heads, feat, scale.to_bits()), |g| {
         Gt::new(g, &GtConfig { scale: Some(scale), ..GtConfig::new(heads, feat) }).map(Op::Gt)
-    })
+    })?;
+    let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
+    f(gt)
 }
 
-/// The GAT op of this shape and slope.
-fn gat(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc<Op>> {
-    graph.op(("gat", heads, feat, slope.to_bits()), |g| {
+/// Runs `f` on the GAT op of this shape and slope (planned on first use).
+fn with_gat<R>(
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    f: impl FnOnce(&Gat<'static, 'static>) -> PyResult<R>,
+) -> PyResult<R> {
+    let op = graph.op(("gat", heads, feat, slope.to_bits()), |g| {
         Gat::new(g, &GatConfig { slope, ..GatConfig::new(heads, feat) }).map(Op::Gat)
-    })
+    })?;
+    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
+    f(gat)
 }
 
-/// The GATv2 op of this shape and slope.
-fn gatv2(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<Arc<Op>> {
-    graph.op(("gatv2", heads, feat, slope.to_bits()), |g| {
+/// Runs `f` on the GATv2 op of this shape and slope (planned on first use).
+fn with_gatv2<R>(
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    slope: f32,
+    f: impl FnOnce(&GatV2<'static, 'static>) -> PyResult<R>,
+) -> PyResult<R> {
+    let op = graph.op(("gatv2", heads, feat, slope.to_bits()), |g| {
         GatV2::new(g, &GatV2Config { slope, ..GatV2Config::new(heads, feat) }).map(Op::GatV2)
-    })
+    })?;
+    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
+    f(gatv2)
 }
 
-/// The AGNN op of this shape.
-fn agnn(graph: &PreparedGraph, heads: u32, feat: u32) -> PyResult<Arc<Op>> {
-    graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))
+/// Runs `f` on the AGNN op of this shape (planned on first use).
+fn with_agnn<R>(
+    graph: &PreparedGraph,
+    heads: u32,
+    feat: u32,
+    f: impl FnOnce(&Agnn<'static, 'static>) -> PyResult<R>,
+) -> PyResult<R> {
+    let op = graph.op(("agnn", heads, feat, 0), |g| Agnn::new(g, &AgnnConfig::new(heads, feat)).map(Op::Agnn))?;
+    let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
+    f(agnn)
+}
+
+/// The attention dropout `(p, seed)` of a call.
+fn dropout_of((p, seed): (f32, u64)) -> Dropout {
+    Dropout { p, seed }
 }
 
 /// GT forward with attention dropout `(p, seed)`: `out`, `lse`, `stats` (addresses of contiguous, 16-byte aligned float32 tensors on
@@ -310,17 +346,17 @@ fn _gt_forward(
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (q, k, v) = inputs;
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gt(graph, heads, feat, scale)?;
-    let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
-    let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
-    let f = |addr, nodes| features(addr, nodes, heads, feat);
-    let (q, k, v, out) = (f(q, dst), f(k, src), f(v, src), saved(out, dst, heads, feat));
-    // SAFETY: ops.py passes the data of live, contiguous, 16-byte aligned float32 tensors of these
-    // shapes on the graph's device (checked there), kept alive across this call and the work it
-    // queues (PyTorch's stream order); the outputs and the workspace are fresh `torch.empty`
-    // tensors; `stream` is the device's current PyTorch stream.
-    py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, dropout, out) }).map_err(to_py)
+    let dropout = dropout_of(dropout);
+    with_gt(graph, heads, feat, scale, |gt| {
+        let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
+        let f = |addr, nodes| features(addr, nodes, heads, feat);
+        let (q, k, v, out) = (f(q, dst), f(k, src), f(v, src), saved(out, dst, heads, feat));
+        // SAFETY: ops.py passes the data of live, contiguous, 16-byte aligned float32 tensors of these
+        // shapes on the graph's device (checked there), kept alive across this call and the work it
+        // queues (PyTorch's stream order); the outputs and the workspace are fresh `torch.empty`
+        // tensors; `stream` is the device's current PyTorch stream.
+        py.detach(|| unsafe { external::gt_forward(gt, call(stream, workspace), q, k, v, dropout, out) }).map_err(to_py)
+    })
 }
 
 /// GT backward into `dq`, `dk`, `dv` from the forward's saved state (as `_gt_forward`).
@@ -341,17 +377,17 @@ fn _gt_backward(
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((q, k, v), (dq, dk, dv)) = (inputs, grads);
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gt(graph, heads, feat, scale)?;
-    let Op::Gt(gt) = &*op else { unreachable!("the op of a GT key is a GT") };
-    let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
-    let f = |addr, nodes| features(addr, nodes, heads, feat);
-    let inputs = (f(q, dst), f(k, src), f(v, src));
-    let grads = (f(dq, dst), f(dk, src), f(dv, src));
-    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
-    // SAFETY: as in `_gt_forward`; `dq`, `dk` and `dv` are three fresh `torch.empty` tensors.
-    py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, dropout, out, d_out, grads) })
-        .map_err(to_py)
+    let dropout = dropout_of(dropout);
+    with_gt(graph, heads, feat, scale, |gt| {
+        let (dst, src) = (gt.graph().num_dst(), gt.graph().num_src());
+        let f = |addr, nodes| features(addr, nodes, heads, feat);
+        let inputs = (f(q, dst), f(k, src), f(v, src));
+        let grads = (f(dq, dst), f(dk, src), f(dv, src));
+        let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
+        // SAFETY: as in `_gt_forward`; `dq`, `dk` and `dv` are three fresh `torch.empty` tensors.
+        py.detach(|| unsafe { external::gt_backward(gt, call(stream, workspace), inputs, dropout, out, d_out, grads) })
+            .map_err(to_py)
+    })
 }
 
 /// GAT forward from node scores `el` (`[N_dst, H]`) and `er` (`[N_src, H]`) over `h`
@@ -374,15 +410,15 @@ fn _gat_forward(
     part: Option<(usize, usize)>,
 ) -> PyResult<usize> {
     let (h, el, er) = inputs;
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gat(graph, heads, feat, slope)?;
-    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
-    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
-    let inputs = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
-    let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
-    // SAFETY: as in `_gt_forward` (the part's two are the caller's outputs too).
-    py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), inputs, dropout, out, part) })
-        .map_err(to_py)
+    let dropout = dropout_of(dropout);
+    with_gat(graph, heads, feat, slope, |gat| {
+        let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+        let inputs = (features(h, src, heads, feat), features(el, dst, heads, 1), features(er, src, heads, 1));
+        let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
+        // SAFETY: as in `_gt_forward` (the part's two are the caller's outputs too).
+        py.detach(|| unsafe { external::gat_forward(gat, call(stream, workspace), inputs, dropout, out, part) })
+            .map_err(to_py)
+    })
 }
 
 /// GAT's positive part `(o⁺, α⁺)` at `(addresses)` for `nodes` destinations, if given.
@@ -410,18 +446,20 @@ fn _gat_backward(
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((h, el, er), (dh, d_el, d_er)) = (inputs, grads);
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gat(graph, heads, feat, slope)?;
-    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
-    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
-    let f = |addr, nodes, width| features(addr, nodes, heads, width);
-    let inputs = (f(h, src, feat), f(el, dst, 1), f(er, src, 1));
-    let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
-    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
-    let saved = (out, gat_part(part, dst, heads, feat));
-    // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe { external::gat_backward(gat, call(stream, workspace), inputs, dropout, saved, d_out, grads) })
+    let dropout = dropout_of(dropout);
+    with_gat(graph, heads, feat, slope, |gat| {
+        let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+        let f = |addr, nodes, width| features(addr, nodes, heads, width);
+        let inputs = (f(h, src, feat), f(el, dst, 1), f(er, src, 1));
+        let grads = (f(dh, src, feat), f(d_el, dst, 1), f(d_er, src, 1));
+        let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst, feat));
+        let saved = (out, gat_part(part, dst, heads, feat));
+        // SAFETY: as in `_gt_backward`.
+        py.detach(|| unsafe {
+            external::gat_backward(gat, call(stream, workspace), inputs, dropout, saved, d_out, grads)
+        })
         .map_err(to_py)
+    })
 }
 
 /// GAT forward from the features: `h` (`[N_src, H, F]`), `h_dst` (`[N_dst, H, F]`, or `None`
@@ -445,18 +483,18 @@ fn _gat_nodes_forward(
     part: Option<(usize, usize)>,
     scores: (usize, usize),
 ) -> PyResult<usize> {
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gat(graph, heads, feat, slope)?;
-    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
-    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
-    let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
-    let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
-    let scores = gat_scores(scores, (dst, src), heads);
-    // SAFETY: as in `_gt_forward` (the part's two and the scores are the caller's outputs too).
-    py.detach(|| unsafe {
-        external::gat_nodes_forward(gat, call(stream, workspace), inputs, dropout, out, part, scores)
+    let dropout = dropout_of(dropout);
+    with_gat(graph, heads, feat, slope, |gat| {
+        let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+        let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
+        let (out, part) = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat));
+        let scores = gat_scores(scores, (dst, src), heads);
+        // SAFETY: as in `_gt_forward` (the part's two and the scores are the caller's outputs too).
+        py.detach(|| unsafe {
+            external::gat_nodes_forward(gat, call(stream, workspace), inputs, dropout, out, part, scores)
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// GAT's node scores `(el, er)` at their addresses, for `(N_dst, N_src)` nodes.
@@ -495,20 +533,20 @@ fn _gat_nodes_backward(
     d_out: usize,
     grads: (usize, Option<usize>, usize, usize),
 ) -> PyResult<usize> {
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gat(graph, heads, feat, slope)?;
-    let Op::Gat(gat) = &*op else { unreachable!("the op of a GAT key is a GAT") };
-    let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
-    let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
-    let grads = gat_node_inputs(grads, (dst, src), heads, feat);
-    let scores = gat_scores(scores, (dst, src), heads);
-    let state = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat), scores);
-    let d_out = features(d_out, dst, heads, feat);
-    // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe {
-        external::gat_nodes_backward(gat, call(stream, workspace), inputs, dropout, state, d_out, grads)
+    let dropout = dropout_of(dropout);
+    with_gat(graph, heads, feat, slope, |gat| {
+        let (dst, src) = (gat.graph().num_dst(), gat.graph().num_src());
+        let inputs = gat_node_inputs(inputs, (dst, src), heads, feat);
+        let grads = gat_node_inputs(grads, (dst, src), heads, feat);
+        let scores = gat_scores(scores, (dst, src), heads);
+        let state = (saved(out, dst, heads, feat), gat_part(part, dst, heads, feat), scores);
+        let d_out = features(d_out, dst, heads, feat);
+        // SAFETY: as in `_gt_backward`.
+        py.detach(|| unsafe {
+            external::gat_nodes_backward(gat, call(stream, workspace), inputs, dropout, state, d_out, grads)
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// GATv2 forward over `xl` (`[N_src, H, F]`), `xr` (`[N_dst, H, F]`) and `a` (`[H, F]`), with
@@ -528,15 +566,15 @@ fn _gatv2_forward(
     out: (usize, usize, usize),
 ) -> PyResult<usize> {
     let (xl, xr, a) = inputs;
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gatv2(graph, heads, feat, slope)?;
-    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
-    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
-    let f = |addr, nodes| features(addr, nodes, heads, feat);
-    let (inputs, out) = ((f(xl, src), f(xr, dst), f(a, 1)), saved(out, dst, heads, feat));
-    // SAFETY: as in `_gt_forward`.
-    py.detach(|| unsafe { external::gatv2_forward(gatv2, call(stream, workspace), inputs, dropout, out) })
-        .map_err(to_py)
+    let dropout = dropout_of(dropout);
+    with_gatv2(graph, heads, feat, slope, |gatv2| {
+        let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+        let f = |addr, nodes| features(addr, nodes, heads, feat);
+        let (inputs, out) = ((f(xl, src), f(xr, dst), f(a, 1)), saved(out, dst, heads, feat));
+        // SAFETY: as in `_gt_forward`.
+        py.detach(|| unsafe { external::gatv2_forward(gatv2, call(stream, workspace), inputs, dropout, out) })
+            .map_err(to_py)
+    })
 }
 
 /// GATv2 backward into `dxl`, `dxr`, `da` from the forward's saved state and dropout (as
@@ -558,19 +596,19 @@ fn _gatv2_backward(
     grads: (usize, usize, usize),
 ) -> PyResult<usize> {
     let ((xl, xr, a), (dxl, dxr, da)) = (inputs, grads);
-    let dropout = Dropout { p: dropout.0, seed: dropout.1 };
-    let op = gatv2(graph, heads, feat, slope)?;
-    let Op::GatV2(gatv2) = &*op else { unreachable!("the op of a GATv2 key is a GATv2") };
-    let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
-    let f = |addr, nodes| features(addr, nodes, heads, feat);
-    let inputs = (f(xl, src), f(xr, dst), f(a, 1));
-    let grads = (f(dxl, src), f(dxr, dst), f(da, 1));
-    let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
-    // SAFETY: as in `_gt_backward`.
-    py.detach(|| unsafe {
-        external::gatv2_backward(gatv2, call(stream, workspace), inputs, dropout, out, d_out, grads)
+    let dropout = dropout_of(dropout);
+    with_gatv2(graph, heads, feat, slope, |gatv2| {
+        let (dst, src) = (gatv2.graph().num_dst(), gatv2.graph().num_src());
+        let f = |addr, nodes| features(addr, nodes, heads, feat);
+        let inputs = (f(xl, src), f(xr, dst), f(a, 1));
+        let grads = (f(dxl, src), f(dxr, dst), f(da, 1));
+        let (out, d_out) = (saved(out, dst, heads, feat), f(d_out, dst));
+        // SAFETY: as in `_gt_backward`.
+        py.detach(|| unsafe {
+            external::gatv2_backward(gatv2, call(stream, workspace), inputs, dropout, out, d_out, grads)
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// AGNN forward into `out` (as `_gt_forward`; the graph must be square), β read by the kernels
@@ -588,13 +626,13 @@ fn _agnn_forward(
     beta: usize,
     out: usize,
 ) -> PyResult<usize> {
-    let op = agnn(graph, heads, feat)?;
-    let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
-    let nodes = agnn.graph().num_dst();
-    let (h, out) = (features(h, nodes, heads, feat), features(out, nodes, heads, feat));
-    let beta = External { addr: beta as u64, len: 1 };
-    // SAFETY: as in `_gt_forward` (`beta` too: a live, 16-byte aligned float32 on the device).
-    py.detach(|| unsafe { external::agnn_forward(agnn, call(stream, workspace), h, beta, out) }).map_err(to_py)
+    with_agnn(graph, heads, feat, |agnn| {
+        let nodes = agnn.graph().num_dst();
+        let (h, out) = (features(h, nodes, heads, feat), features(out, nodes, heads, feat));
+        let beta = External { addr: beta as u64, len: 1 };
+        // SAFETY: as in `_gt_forward` (`beta` too: a live, 16-byte aligned float32 on the device).
+        py.detach(|| unsafe { external::agnn_forward(agnn, call(stream, workspace), h, beta, out) }).map_err(to_py)
+    })
 }
 
 /// AGNN backward into `dh` and `d_beta` (one float32); returns the workspace bytes.
@@ -612,14 +650,15 @@ fn _agnn_backward(
     grads: (usize, usize),
 ) -> PyResult<usize> {
     let ((h, beta), (dh, d_beta)) = (inputs, grads);
-    let op = agnn(graph, heads, feat)?;
-    let Op::Agnn(agnn) = &*op else { unreachable!("the op of an AGNN key is an AGNN") };
-    let nodes = agnn.graph().num_dst();
-    let f = |addr| features(addr, nodes, heads, feat);
-    let scalar = |addr: usize| External { addr: addr as u64, len: 1 };
-    let (inputs, d_out, grads) = ((f(h), scalar(beta)), f(d_out), (f(dh), scalar(d_beta)));
-    // SAFETY: as in `_agnn_forward`; `dh` and `d_beta` are fresh `torch.empty` tensors.
-    py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), inputs, d_out, grads) }).map_err(to_py)
+    with_agnn(graph, heads, feat, |agnn| {
+        let nodes = agnn.graph().num_dst();
+        let f = |addr| features(addr, nodes, heads, feat);
+        let scalar = |addr: usize| External { addr: addr as u64, len: 1 };
+        let (inputs, d_out, grads) = ((f(h), scalar(beta)), f(d_out), (f(dh), scalar(d_beta)));
+        // SAFETY: as in `_agnn_forward`; `dh` and `d_beta` are fresh `torch.empty` tensors.
+        py.detach(|| unsafe { external::agnn_backward(agnn, call(stream, workspace), inputs, d_out, grads) })
+            .map_err(to_py)
+    })
 }
 
 /// The kernels' attention-dropout mask of `num_edges` CSR edges × `heads` heads under
