@@ -613,14 +613,14 @@ mod tests {
     fn gt_on_external_memory_matches_gt_on_buffers_and_allocates_nothing() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
+        let q = Aligned::new(4 * 8, |i| (i as f32 * 0.37).sin());
+        let k = Aligned::new(5 * 8, |i| (i as f32 * 0.11).cos());
+        let v = Aligned::new(5 * 8, |i| i as f32 * 0.05);
+        let d = Aligned::new(4 * 8, |i| 1.0 - i as f32 * 0.01);
+        let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+        let (bq, bk, bv, bd) = (upload(&q), upload(&k), upload(&v), upload(&d));
         for plan in schedules() {
             let gt = Gt::new(&graph, &GtConfig { plan, ..GtConfig::new(2, 4) }).unwrap();
-            let q = Aligned::new(4 * 8, |i| (i as f32 * 0.37).sin());
-            let k = Aligned::new(5 * 8, |i| (i as f32 * 0.11).cos());
-            let v = Aligned::new(5 * 8, |i| i as f32 * 0.05);
-            let d = Aligned::new(4 * 8, |i| 1.0 - i as f32 * 0.01);
-            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-            let (bq, bk, bv, bd) = (upload(&q), upload(&k), upload(&v), upload(&d));
             let fwd = gt.forward(&bq, &bk, &bv).unwrap();
             let grads = gt.backward(&fwd, &bd).unwrap();
 
@@ -650,14 +650,14 @@ mod tests {
     fn gat_on_external_memory_matches_gat_on_buffers() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
+        let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
+        let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
+        let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
+        let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
+        let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+        let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
         for plan in schedules() {
             let mut gat = Gat::new(&graph, &GatConfig { plan: plan.clone(), ..GatConfig::new(3, 7) }).unwrap();
-            let h = Aligned::new(5 * 21, |i| (i as f32 * 0.29).sin());
-            let el = Aligned::new(4 * 3, |i| (i as f32 * 0.7).cos());
-            let er = Aligned::new(5 * 3, |i| i as f32 * 0.1 - 0.5);
-            let d = Aligned::new(4 * 21, |i| (i as f32 * 0.13).cos());
-            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-            let (bh, bel, ber, bd) = (upload(&h), upload(&el), upload(&er), upload(&d));
             for (dropout, with_part) in gat_cases(&plan) {
                 gat.set_dropout(dropout.p, dropout.seed).unwrap();
                 gat.set_saves_part(with_part);
@@ -714,20 +714,20 @@ mod tests {
         let csr = dfgnn_graphs::Csr::from_rows(4, &[vec![0u32, 1, 3], vec![], vec![2, 2, 0], vec![3, 1]]).unwrap();
         let square = DeviceGraph::new(&backend, &csr).unwrap();
         let (heads, feat) = (3usize, 7usize);
-        for plan in schedules() {
-            for (graph, dst_features) in [(&bipartite, true), (&square, false)] {
-                let (n_dst, n_src) = (graph.num_dst(), graph.num_src());
+        for (graph, dst_features) in [(&bipartite, true), (&square, false)] {
+            let (n_dst, n_src) = (graph.num_dst(), graph.num_src());
+            let h = Aligned::new(n_src * heads * feat, |i| (i as f32 * 0.29).sin());
+            let h_dst = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.41).cos());
+            let a_dst = Aligned::new(heads * feat, |i| (i as f32 * 0.7).cos());
+            let a_src = Aligned::new(heads * feat, |i| i as f32 * 0.05 - 0.4);
+            let d = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.13).cos());
+            let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
+            let (bh, bh_dst, ba_dst, ba_src, bd) =
+                (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
+            for plan in schedules() {
                 let mut gat =
                     Gat::new(graph, &GatConfig { plan: plan.clone(), ..GatConfig::new(heads as u32, feat as u32) })
                         .unwrap();
-                let h = Aligned::new(n_src * heads * feat, |i| (i as f32 * 0.29).sin());
-                let h_dst = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.41).cos());
-                let a_dst = Aligned::new(heads * feat, |i| (i as f32 * 0.7).cos());
-                let a_src = Aligned::new(heads * feat, |i| i as f32 * 0.05 - 0.4);
-                let d = Aligned::new(n_dst * heads * feat, |i| (i as f32 * 0.13).cos());
-                let upload = |a: &Aligned| backend.upload(a.slice()).unwrap();
-                let (bh, bh_dst, ba_dst, ba_src, bd) =
-                    (upload(&h), upload(&h_dst), upload(&a_dst), upload(&a_src), upload(&d));
                 for (dropout, with_part) in gat_cases(&plan) {
                     gat.set_dropout(dropout.p, dropout.seed).unwrap();
                     gat.set_saves_part(with_part);
@@ -798,14 +798,14 @@ mod tests {
     fn gatv2_on_external_memory_matches_gatv2_on_buffers() {
         let backend = Backend::emulator();
         let graph = graph(&backend);
+        let xl = Aligned::new(5 * 15, |i| (i as f32 * 0.29).sin());
+        let xr = Aligned::new(4 * 15, |i| (i as f32 * 0.17).cos());
+        let a = Aligned::new(15, |i| i as f32 * 0.1 - 0.7);
+        let d = Aligned::new(4 * 15, |i| (i as f32 * 0.13).cos());
+        let upload = |x: &Aligned| backend.upload(x.slice()).unwrap();
+        let (bxl, bxr, ba, bd) = (upload(&xl), upload(&xr), upload(&a), upload(&d));
         for plan in schedules() {
             let mut gatv2 = GatV2::new(&graph, &GatV2Config { plan: plan.clone(), ..GatV2Config::new(3, 5) }).unwrap();
-            let xl = Aligned::new(5 * 15, |i| (i as f32 * 0.29).sin());
-            let xr = Aligned::new(4 * 15, |i| (i as f32 * 0.17).cos());
-            let a = Aligned::new(15, |i| i as f32 * 0.1 - 0.7);
-            let d = Aligned::new(4 * 15, |i| (i as f32 * 0.13).cos());
-            let upload = |x: &Aligned| backend.upload(x.slice()).unwrap();
-            let (bxl, bxr, ba, bd) = (upload(&xl), upload(&xr), upload(&a), upload(&d));
             for dropout in
                 [Dropout::OFF, Dropout { p: 0.4, seed: 7 }].into_iter().filter(|d| d.p == 0.0 || has_dropout(&plan))
             {
