@@ -381,8 +381,11 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// The most a row may have before it is split, whatever the graph: on a million-node graph a
 /// warp takes about 2048 edges in the time the whole grid needs for a wave of ordinary rows.
 pub const MAX_SPLIT_THRESHOLD: u64 = 2048;
-/// The least split threshold: rows of a few dozen edges are a step or two of one warp.
-pub const MIN_SPLIT_THRESHOLD: u64 = 32;
+/// The least split threshold: a row of 16 edges is eight steps of one warp. On graphs of a few
+/// ten thousand edges the launch is as long as its longest unit's chain of dependent gathers, so
+/// a lower threshold shortens it. (H200, GT 4×32 on gt-hep-th, 31.5 k edges, rows of up to 65:
+/// forward / forward+backward 0.028–0.032 / 0.073 ms at 32, 0.024 / 0.066 at 16.)
+pub const MIN_SPLIT_THRESHOLD: u64 = 16;
 /// Warps one multiprocessor keeps resident for the fused passes (forward at ~90 registers per
 /// thread: 65536 / (96·32) = 21; backward at 60–90 in 2-warp blocks: about the same), rounded
 /// down: the "wave" a split threshold is a fair share of.
@@ -404,6 +407,15 @@ pub fn split_threshold(edges: u64, multiprocessors: u32) -> u64 {
     let share = edges / (multiprocessors.max(1) as u64 * RESIDENT_WARPS_PER_SM);
     let pow2 = if share == 0 { 0 } else { 1u64 << share.ilog2() };
     pow2.clamp(MIN_SPLIT_THRESHOLD, MAX_SPLIT_THRESHOLD)
+}
+
+/// Whether `auto` splits rows: when the longest row or column (`longest` edges) passes the
+/// `threshold` by more than a chunk of `chunk_edges`. Splitting costs a combine launch and the
+/// chunks' partials, and pays only when it shortens the longest unit by more than a chunk. (H200,
+/// GT 4×32 on gt-power, 13.2 k edges, rows of at most 19: forward / forward+backward 0.018 / 0.044
+/// ms whole, 0.022 / 0.052 with the rows past 16 split into chunks of 16.)
+pub fn splitting_pays(longest: u64, threshold: u64, chunk_edges: u64) -> bool {
+    longest > threshold.saturating_add(chunk_edges)
 }
 
 /// The least edges a warp's tasks should hold between them by default: below it, a task is
@@ -763,14 +775,16 @@ pub fn plan<V: CompiledVariant>(
             reasons.push(format!("edge_parallel: the fused kernels cannot hold this shape ({e})"));
             Schedule::EdgeParallel
         }
-        (Schedule::Auto, Ok(_)) if row_max > threshold || col_max > threshold => {
+        (Schedule::Auto, Ok(_)) if splitting_pays(row_max.max(col_max), threshold, chunk_edges as u64) => {
             reasons.push(format!(
-                "row_split: the largest in-degree {row_max} or out-degree {col_max} exceeds {threshold} edges; those rows are split into chunks of {chunk_edges}"
+                "row_split: the largest in-degree {row_max} or out-degree {col_max} exceeds {threshold} edges by more than a chunk; rows past {threshold} are split into chunks of {chunk_edges}"
             ));
             Schedule::RowSplit
         }
         (Schedule::Auto, Ok(_)) => {
-            reasons.push(format!("row_tiled: no row or column has more than {threshold} edges"));
+            reasons.push(format!(
+                "row_tiled: no row or column has more than {threshold} + {chunk_edges} edges (the threshold and a chunk)"
+            ));
             Schedule::RowTiled
         }
         (forced, Err(e)) if forced.is_fused() => {

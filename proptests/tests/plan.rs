@@ -12,9 +12,9 @@
 //!   heads but never past the hard cap: 8 for the forward; for the backward 8 with scalar loads
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
 //! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
-//!   [32, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
+//!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
 //!   of `chunk_edges = max(threshold / 4, 16)` edges; `Auto` picks `row_split` when a row or column
-//!   exceeds the threshold, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel`
+//!   exceeds the threshold plus one chunk, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel`
 //!   when no fused forward holds the shape;
 //! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
 //!   exceeds 1, unless `natural_row_order`;
@@ -172,9 +172,9 @@ fn super_node_rows_split_into_chunks() {
     let s = Shape::of(&g);
     let defaults = PlanOptions::default();
 
-    // Auto: 5000 + 299·3 = 5897 edges, 5897 / (132·16) = 2, so the threshold is the least, 32,
-    // and chunks hold max(32 / 4, 16) = 16 edges. Row 0 exceeds it: row_split, ceil(5000 / 16) =
-    // 313 chunks.
+    // Auto: 5000 + 299·3 = 5897 edges, 5897 / (132·16) = 2, so the threshold is the least, 16,
+    // and chunks hold max(16 / 4, 16) = 16 edges. Row 0 exceeds 16 + 16: row_split,
+    // ceil(5000 / 16) = 313 chunks.
     let p = s.plan(2, 32, &defaults);
     assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
     let fwd = p.forward.as_ref().unwrap();
@@ -186,12 +186,15 @@ fn super_node_rows_split_into_chunks() {
     assert_eq!(split.unit_chunks, (0..313).collect::<Vec<u32>>());
     assert_eq!(fwd.rows.whole_count, 299);
     assert_eq!(fwd.rows.whole.as_deref(), Some(&(1..300).collect::<Vec<u32>>()[..]));
-    // Column 0 (318 > 32) splits into ceil(318 / 16) = 20 chunks; every other column (at most 19)
-    // is whole.
+    // Column 0 (318 > 16) splits into ceil(318 / 16) = 20 chunks. Every other column has 16 or
+    // 17 of the hub's edges (7k mod 300 over k < 5000 = 16·300 + 200) and one or two of the ring's,
+    // 17 to 19 in all: past 16, so each splits too, into 2 chunks.
     let cols = p.backward_cols.as_ref().unwrap();
     let col_split = cols.rows.split.as_ref().expect("column 0 is split");
-    assert_eq!((col_split.rows.clone(), col_split.first_unit.clone()), (vec![0], vec![0, 20]), "{p}");
-    assert_eq!(cols.rows.whole_count, 299);
+    assert_eq!(col_split.rows, (0..300).collect::<Vec<u32>>(), "{p}");
+    let expected_first: Vec<u32> = std::iter::once(0).chain((0..300).map(|c| 20 + 2 * c)).collect();
+    assert_eq!(col_split.first_unit, expected_first, "{p}");
+    assert_eq!(cols.rows.whole_count, 0);
     // The row pass splits as the forward.
     assert_eq!(p.backward_rows.as_ref().unwrap().rows, fwd.rows);
 
@@ -229,13 +232,33 @@ fn auto_picks_row_tiled_when_no_row_or_column_passes_the_threshold() {
 }
 
 #[test]
+fn auto_splits_only_rows_past_the_threshold_by_more_than_a_chunk() {
+    // 100 rows of 2 edges, and row 0 of `long` edges to distinct columns (each column keeps at
+    // most 3). Threshold 16 (the least), chunks of 16: row_split only when long > 16 + 16.
+    let graph = |long: u32| {
+        let mut rows: Vec<Vec<u32>> = (0..100u32).map(|i| vec![(i + 1) % 100, (i + 7) % 100]).collect();
+        rows[0] = (0..long).collect();
+        Csr::from_rows(100, &rows).unwrap()
+    };
+    let p = Shape::of(&graph(32)).plan(2, 32, &PlanOptions::default());
+    assert_eq!(p.schedule, Schedule::RowTiled, "{p}");
+    assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+    let p = Shape::of(&graph(33)).plan(2, 32, &PlanOptions::default());
+    assert_eq!(p.schedule, Schedule::RowSplit, "{p}");
+    let split = p.forward.as_ref().unwrap().rows.split.clone().expect("row 0 is split");
+    // ceil(33 / 16) = 3 chunks of row 0; the short rows stay whole.
+    assert_eq!((split.rows, split.first_unit), (vec![0], vec![0, 3]), "{p}");
+}
+
+#[test]
 fn the_split_threshold_is_a_fair_share_of_one_wave() {
-    // E / (132 · 16 = 2112), rounded down to a power of two, within [32, 2048].
+    // E / (132 · 16 = 2112), rounded down to a power of two, within [16, 2048].
     assert_eq!(split_threshold(367_662, 132), 128); // email-Enron: 174
     assert_eq!(split_threshold(301_498, 132), 128); // pgp-strong-2009: 142
     assert_eq!(split_threshold(96_872, 132), 32); // as-22july06: 45
-    assert_eq!(split_threshold(10_556, 132), 32); // Cora: 4, raised to the least
-    assert_eq!(split_threshold(0, 132), 32);
+    assert_eq!(split_threshold(31_502, 132), 16); // gt-hep-th: 14, raised to the least
+    assert_eq!(split_threshold(10_556, 132), 16); // Cora: 4, raised to the least
+    assert_eq!(split_threshold(0, 132), 16);
     assert_eq!(split_threshold(13_961_842, 132), 2048); // pl-1M-d16: 6610, capped
     assert_eq!(split_threshold(1_000_000, 1), 2048);
     assert_eq!(split_threshold(600_000, 132), 256); // 284
