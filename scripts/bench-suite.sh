@@ -6,7 +6,8 @@
 #                                        the criterion benchmark binary target/bench-bin/attention
 #                                        (what the GPU machine runs; carry both)
 #   scripts/bench-suite.sh report OUT [ARGS]
-#                                        the whole report in one call (BUDGET_S, default 540 s):
+#                                        the whole report in one call (BUDGET_S, default 540 s,
+#                                        at least 500):
 #                                        the suite on the real graphs (full protocol) and on the
 #                                        generated ones (one warm-up, 100 ms per case), the peers
 #                                        on the same graph files, then `dfgnn bench report`:
@@ -14,7 +15,8 @@
 #                                        OUT/headline.md, OUT/results-block.md (docs/results.md's
 #                                        generated block), OUT/*.svg, OUT/stages.txt
 #   scripts/bench-suite.sh scale OUT [ARGS]
-#                                        the scale ladder in one call (BUDGET_S, default 540 s):
+#                                        the scale ladder in one call (BUDGET_S, default 540 s,
+#                                        at least 500):
 #                                        GT 4x64 forward+backward (the plan) against edges, uniform
 #                                        and power-law graphs from 1 M to 1.07 G edges, PyG and the
 #                                        other peers up to 67 M; OUT/scale-{small,large}/suite.json,
@@ -209,8 +211,19 @@ report() {
 
 suite=("$dfgnn" --backend "$backend" bench suite --no-plots)
 
+# The least BUDGET_S a mode's stages fit in: each stage keeps back seconds for those after it
+# (`left`), so below this the first stage gets a second and the report is empty.
+least_budget() {
+  local need=$1
+  if ((budget < need)); then
+    echo "bench-suite: $mode needs BUDGET_S of at least $need s (its first stage keeps back 450 s for the later ones and needs about 50 of its own); got $budget" >&2
+    exit 2
+  fi
+}
+
 case $mode in
 report)
+  least_budget 500
   # Seconds kept back for what follows each stage: the generated graphs' suite (about 3 min), the
   # peers (about 1.5 min each) and the report.
   # The real graphs also at 4x32, the shape of Cora's target (unless ARGS choose the shapes).
@@ -231,6 +244,7 @@ report)
   report
   ;;
 scale)
+  least_budget 500
   common=(--models gt --shapes 4x64 --schedules auto --warmup 1 --repeats 5 --case-budget-ms 2000 --input-sets 1)
   stage "suite scale-small" "$(left 420)" "${suite[@]}" --out "$out/scale-small" --graphs "$scale_small" \
     --write-graphs "$graphs_dir" "${common[@]}" --time-limit-s "$(left 450)" "$@"
