@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use bytesize::ByteSize;
 use clap::{Parser, Subcommand, ValueEnum};
 use dfgnn::Backend;
-use dfgnn_cli::data::{LoadOptions, default_graph, load_graph};
+use dfgnn_cli::data::{LoadOptions, default_graph, resolve_graph};
 use dfgnn_cli::progress;
 use dfgnn_cli::run::RunRow;
 use dfgnn_cli::suite::{SuiteFile, SuiteOptions};
@@ -93,7 +93,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A graph file or generated-graph name instead of the default.
+    /// A graph file, generated-graph name or `cora`/`citeseer` (from the data directory) instead of the default.
     #[arg(long)]
     graph: Option<String>,
     /// Heads.
@@ -206,7 +206,7 @@ struct ReportArgs {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// A graph file or generated-graph name (e.g. er-1M-d16, pl-1M-d16, batch-1024x120-d50).
+    /// A graph file, generated-graph name (e.g. er-1M-d16, pl-1M-d16, batch-1024x120-d50) or `cora`/`citeseer` (from the data directory).
     #[arg(long, default_value = "er-64K-d16")]
     graph: String,
     /// Heads.
@@ -267,8 +267,9 @@ struct BenchArgs {
 
 #[derive(Subcommand)]
 enum GraphCommand {
-    /// Prints the statistics of a graph: a file (.npz, .mtx, .txt/.el/.edges, .gt, .gt.gz) or a
-    /// named generated graph (e.g. `pl-1M-d16`, `er-4K-d8`).
+    /// Prints the statistics of a graph: a file (.npz, .mtx, .txt/.el/.edges, .gt, .gt.gz), a
+    /// named generated graph (e.g. `pl-1M-d16`, `er-4K-d8`) or `cora`/`citeseer` of the data
+    /// directory.
     Stats {
         /// The file or graph name.
         graph: String,
@@ -318,10 +319,11 @@ fn select_backend(choice: BackendChoice, max_memory: Option<usize>) -> Result<Ba
     Ok(backend)
 }
 
-/// A graph from a file or a generated name, with a spinner while it loads.
-fn load_with_progress(graph: &str, options: &LoadOptions) -> Result<Csr> {
+/// A graph by Planetoid name (from `data_dir`), file or generated name, with a spinner while it
+/// loads.
+fn load_with_progress(graph: &str, data_dir: Option<&std::path::Path>, options: &LoadOptions) -> Result<Csr> {
     let spinner = progress::spinner(format!("loading {graph}"));
-    let result = load_graph(graph, options);
+    let result = resolve_graph(graph, data_dir, options);
     spinner.finish_and_clear();
     result
 }
@@ -338,7 +340,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => {
             let (name, graph) = match &args.graph {
-                Some(g) => (g.clone(), load_with_progress(g, &load)?),
+                Some(g) => (g.clone(), load_with_progress(g, cli.data_dir.as_deref(), &load)?),
                 None => {
                     let spinner = progress::spinner("loading the default graph");
                     let result = default_graph(cli.data_dir.as_deref());
@@ -362,13 +364,11 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Graph { command: GraphCommand::Stats { graph } } => graph_stats(&graph, &load),
+        Command::Graph { command: GraphCommand::Stats { graph } } => {
+            graph_stats(&graph, cli.data_dir.as_deref(), &load)
+        }
         Command::Graph { command: GraphCommand::Write { graph, out } } => {
-            let options = SuiteOptions { data_dir: cli.data_dir.clone(), ..Default::default() };
-            let g = match dfgnn_cli::suite::resolve_graph(&graph, &options, &load)? {
-                Ok(g) => g,
-                Err(why) => return Err(CliError::Usage { what: why }),
-            };
+            let g = load_with_progress(&graph, cli.data_dir.as_deref(), &load)?;
             dfgnn_graphs::format::write_path(&out, &g)?;
             println!("{graph}: {} x {} nodes, {} edges -> {}", g.num_dst(), g.num_src(), g.nnz(), out.display());
             Ok(())
@@ -385,7 +385,7 @@ fn run(cli: Cli) -> Result<()> {
                 BenchCommand::Gatv2(args) => (dfgnn_cli::bench::Model::GatV2, args),
                 BenchCommand::Suite(_) | BenchCommand::Report(_) => unreachable!("matched above"),
             };
-            let graph = load_with_progress(&args.graph, &load)?;
+            let graph = load_with_progress(&args.graph, cli.data_dir.as_deref(), &load)?;
             bench(&select_backend(cli.backend, max_memory)?, &graph, model, &args)
         }
     }
@@ -525,8 +525,8 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
     Ok(())
 }
 
-fn graph_stats(graph: &str, load: &LoadOptions) -> Result<()> {
-    let g = load_with_progress(graph, load)?;
+fn graph_stats(graph: &str, data_dir: Option<&std::path::Path>, load: &LoadOptions) -> Result<()> {
+    let g = load_with_progress(graph, data_dir, load)?;
     println!("{graph}");
     print!("{}", dfgnn_graphs::GraphStats::of(&g));
     Ok(())

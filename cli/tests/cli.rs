@@ -123,6 +123,33 @@ fn a_missing_file_says_no_such_file_first() {
 }
 
 #[test]
+fn every_command_reads_cora_and_citeseer_from_the_data_directory() {
+    // Without a data directory, and with one that lacks the file: one clear error each, from the
+    // main job, the benches and `graph stats` alike (the same resolver; the suite skips the graph
+    // and says why, tested with the suite).
+    let dir = std::env::temp_dir().join(format!("dfgnn-cli-planetoid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data_dir = dir.to_str().unwrap();
+    for name in ["cora", "citeseer"] {
+        for command in [&["run", "--graph", name][..], &["bench", "gat", "--graph", name], &["graph", "stats", name]] {
+            let out = Command::new(env!("CARGO_BIN_EXE_dfgnn"))
+                .args(["--backend", "emulator"])
+                .args(command)
+                .env_remove("DFGNN_BACKEND")
+                .env_remove("DFGNN_DATA_DIR")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+            assert!(stderr.contains(&format!("{name}: no data directory (--data-dir or DFGNN_DATA_DIR)")), "{stderr}");
+            let missing = format!("{name}: no {}", dir.join("planetoid").join(format!("{name}.npz")).display());
+            fails_with(&[&["--data-dir", data_dir][..], command].concat(), &missing);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn sparse_ids_need_relabel_and_keep_the_original_ids() {
     let dir = std::env::temp_dir().join(format!("dfgnn-cli-relabel-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -352,22 +352,17 @@ impl SuiteOptions {
 }
 
 /// Resolves a suite graph name: `cora` and `citeseer` are the data directory's Planetoid files;
-/// anything else goes to [`load_graph`] (a file or a generated name). `Ok(None)` with the reason
-/// for a real graph whose file is missing.
+/// anything else goes to [`load_graph`] (a file or a generated name). `Ok(Err(reason))` for a
+/// real graph whose file is missing (the suite skips it and says why).
 pub fn resolve_graph(
     name: &str,
     options: &SuiteOptions,
     load: &LoadOptions,
 ) -> Result<std::result::Result<Csr, String>> {
-    if matches!(name, "cora" | "citeseer") {
-        let Some(dir) = &options.data_dir else {
-            return Ok(Err(format!("{name}: no data directory (--data-dir or DFGNN_DATA_DIR)")));
-        };
-        let path = dfgnn_graphs::planetoid::path(dir, name);
-        if !path.exists() {
-            return Ok(Err(format!("{name}: no {}", path.display())));
-        }
-        return Ok(Ok(dfgnn_graphs::planetoid::load(&path)?.graph));
+    match crate::data::planetoid_file(name, options.data_dir.as_deref()) {
+        Some(Ok(path)) => return Ok(Ok(dfgnn_graphs::planetoid::load(&path)?.graph)),
+        Some(Err(why)) => return Ok(Err(why)),
+        None => {}
     }
     if let Some(network) = name.strip_prefix("gt-")
         && dfgnn_graphs::collection::network(network).is_none()
