@@ -50,8 +50,8 @@ pub struct LoadOptions {
 /// (`<data_dir>/planetoid/<name>.npz`).
 pub const PLANETOID_GRAPHS: [&str; 2] = ["cora", "citeseer"];
 
-/// Where a Planetoid name's file is, or why it cannot be read: `Ok(None)` when `graph` is no
-/// Planetoid name, `Err(reason)` without a data directory or without the file.
+/// Where a Planetoid name's file is: `None` when `graph` is no Planetoid name, `Some(Err(reason))`
+/// without a data directory or without the file.
 pub fn planetoid_file(graph: &str, data_dir: Option<&Path>) -> Option<std::result::Result<PathBuf, String>> {
     if !PLANETOID_GRAPHS.contains(&graph) {
         return None;
