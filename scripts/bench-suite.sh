@@ -211,19 +211,16 @@ report() {
 
 suite=("$dfgnn" --backend "$backend" bench suite --no-plots)
 
-# The least BUDGET_S a mode's stages fit in: each stage keeps back seconds for those after it
-# (`left`), so below this the first stage gets a second and the report is empty.
-least_budget() {
-  local need=$1
-  if ((budget < need)); then
-    echo "bench-suite: $mode needs BUDGET_S of at least $need s (its first stage keeps back 450 s for the later ones and needs about 50 of its own); got $budget" >&2
-    exit 2
-  fi
-}
+# The least BUDGET_S of `report` and `scale`: their first stage keeps back 450 s for the later
+# ones (`left`) and needs about 50 of its own; below this it would get a second.
+least_budget=500
+if [[ $mode == report || $mode == scale ]] && ((budget < least_budget)); then
+  echo "bench-suite: $mode needs BUDGET_S of at least $least_budget s; got $budget" >&2
+  exit 2
+fi
 
 case $mode in
 report)
-  least_budget 500
   # Seconds kept back for what follows each stage: the generated graphs' suite (about 3 min), the
   # peers (about 1.5 min each) and the report.
   # The real graphs also at 4x32, the shape of Cora's target (unless ARGS choose the shapes).
@@ -244,7 +241,6 @@ report)
   report
   ;;
 scale)
-  least_budget 500
   common=(--models gt --shapes 4x64 --schedules auto --warmup 1 --repeats 5 --case-budget-ms 2000 --input-sets 1)
   stage "suite scale-small" "$(left 420)" "${suite[@]}" --out "$out/scale-small" --graphs "$scale_small" \
     --write-graphs "$graphs_dir" "${common[@]}" --time-limit-s "$(left 450)" "$@"

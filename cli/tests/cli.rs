@@ -4,14 +4,16 @@
 
 use std::process::{Command, Output};
 
+/// `dfgnn` on the emulator with `args`, not yet run.
+fn dfgnn_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dfgnn"));
+    command.args(["--backend", "emulator"]).args(args).env_remove("DFGNN_BACKEND");
+    command
+}
+
 /// Runs `dfgnn` on the emulator with `args`; stdout and stderr are pipes (not terminals).
 fn dfgnn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dfgnn"))
-        .args(["--backend", "emulator"])
-        .args(args)
-        .env_remove("DFGNN_BACKEND")
-        .output()
-        .expect("the dfgnn binary runs")
+    dfgnn_command(args).output().expect("the dfgnn binary runs")
 }
 
 /// Asserts that the command failed cleanly (exit code 1, one error line naming `needle`) and
@@ -132,13 +134,7 @@ fn every_command_reads_cora_and_citeseer_from_the_data_directory() {
     let data_dir = dir.to_str().unwrap();
     for name in ["cora", "citeseer"] {
         for command in [&["run", "--graph", name][..], &["bench", "gat", "--graph", name], &["graph", "stats", name]] {
-            let out = Command::new(env!("CARGO_BIN_EXE_dfgnn"))
-                .args(["--backend", "emulator"])
-                .args(command)
-                .env_remove("DFGNN_BACKEND")
-                .env_remove("DFGNN_DATA_DIR")
-                .output()
-                .unwrap();
+            let out = dfgnn_command(command).env_remove("DFGNN_DATA_DIR").output().expect("the dfgnn binary runs");
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
             assert!(stderr.contains(&format!("{name}: no data directory (--data-dir or DFGNN_DATA_DIR)")), "{stderr}");

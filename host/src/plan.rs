@@ -384,7 +384,8 @@ pub const MAX_SPLIT_THRESHOLD: u64 = 2048;
 /// The least split threshold: a row of 16 edges is eight steps of one warp. On graphs of a few
 /// ten thousand edges the launch is as long as its longest unit's chain of dependent gathers, so
 /// a lower threshold shortens it. (H200, GT 4×32 on gt-hep-th, 31.5 k edges, rows of up to 65:
-/// forward / forward+backward 0.028–0.032 / 0.073 ms at 32, 0.024 / 0.066 at 16.)
+/// forward / forward+backward 0.028–0.032 / 0.073 ms at 32, 0.024 / 0.066 at 16; docs/results.md,
+/// eighth session.)
 pub const MIN_SPLIT_THRESHOLD: u64 = 16;
 /// Warps one multiprocessor keeps resident for the fused passes (forward at ~90 registers per
 /// thread: 65536 / (96·32) = 21; backward at 60–90 in 2-warp blocks: about the same), rounded
@@ -413,7 +414,8 @@ pub fn split_threshold(edges: u64, multiprocessors: u32) -> u64 {
 /// `threshold` by more than a chunk of `chunk_edges`. Splitting costs a combine launch and the
 /// chunks' partials, and pays only when it shortens the longest unit by more than a chunk. (H200,
 /// GT 4×32 on gt-power, 13.2 k edges, rows of at most 19: forward / forward+backward 0.018 / 0.044
-/// ms whole, 0.022 / 0.052 with the rows past 16 split into chunks of 16.)
+/// ms whole, 0.022 / 0.052 with the rows past 16 split into chunks of 16; docs/results.md, eighth
+/// session.)
 pub fn splitting_pays(longest: u64, threshold: u64, chunk_edges: u64) -> bool {
     longest > threshold.saturating_add(chunk_edges)
 }

@@ -14,8 +14,8 @@
 //! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
 //!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
 //!   of `chunk_edges = max(threshold / 4, 16)` edges; `Auto` picks `row_split` when a row or column
-//!   exceeds the threshold plus one chunk, `row_tiled` otherwise (`row_group` only when forced), `edge_parallel`
-//!   when no fused forward holds the shape;
+//!   exceeds the threshold plus one chunk, `row_tiled` otherwise (`row_group` only when forced),
+//!   `edge_parallel` when no fused forward holds the shape;
 //! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
 //!   exceeds 1, unless `natural_row_order`;
 //! - rows per block: the warps per block by default (4 for the forward's 128 threads, 2 for the
