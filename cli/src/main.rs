@@ -173,7 +173,7 @@ struct SuiteArgs {
     /// Input sets in rotation (default 2; 1 halves the inputs' memory for the largest graphs).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     input_sets: Option<u64>,
-    /// Also write each graph to DIR/<name>.npz, for benches/peers.py.
+    /// Also write each graph to `DIR/<name>.npz`, for benches/peers.py.
     #[arg(long)]
     write_graphs: Option<std::path::PathBuf>,
     /// Start no graph after this many seconds (those left are listed as skipped); suite.json is

@@ -11,7 +11,7 @@
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
 
-/// [`crate::kernels::unfused::sddmm`]: `scores[e, h] = scale · a[row(e), h, :] · b[col(e), h, :]`.
+/// [`crate::kernels::unfused::unfused_sddmm`]: `scores[e, h] = scale · a[row(e), h, :] · b[col(e), h, :]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct SddmmParams {
@@ -40,7 +40,7 @@ pub struct SddmmParams {
 unsafe impl LaunchParams for SddmmParams {}
 const _: () = assert!(core::mem::size_of::<SddmmParams>() == 104);
 
-/// [`crate::kernels::unfused::edge_softmax`]: per (row, head) softmax of the row's scores.
+/// [`crate::kernels::unfused::unfused_edge_softmax`]: per (row, head) softmax of the row's scores.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct EdgeSoftmaxParams {
@@ -64,7 +64,7 @@ pub struct EdgeSoftmaxParams {
 unsafe impl LaunchParams for EdgeSoftmaxParams {}
 const _: () = assert!(core::mem::size_of::<EdgeSoftmaxParams>() == 80);
 
-/// [`crate::kernels::unfused::spmm`]: `out[i, h, :] = scale · Σ_{e in row i} w[e, h] · x[col(e), h, :]`.
+/// [`crate::kernels::unfused::unfused_spmm`]: `out[i, h, :] = scale · Σ_{e in row i} w[e, h] · x[col(e), h, :]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct SpmmParams {
@@ -93,7 +93,7 @@ pub struct SpmmParams {
 unsafe impl LaunchParams for SpmmParams {}
 const _: () = assert!(core::mem::size_of::<SpmmParams>() == 104);
 
-/// [`crate::kernels::unfused::edge_softmax_backward`]:
+/// [`crate::kernels::unfused::unfused_edge_softmax_backward`]:
 /// `ds[e, h] = alpha[e, h] · (d_alpha[e, h] − Σ_{e' in row} alpha[e', h] · d_alpha[e', h])`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -117,7 +117,7 @@ pub struct EdgeSoftmaxBackwardParams {
 unsafe impl LaunchParams for EdgeSoftmaxBackwardParams {}
 const _: () = assert!(core::mem::size_of::<EdgeSoftmaxBackwardParams>() == 80);
 
-/// [`crate::kernels::unfused::spmm_transposed`]: the column pass
+/// [`crate::kernels::unfused::unfused_spmm_transposed`]: the column pass
 /// `out[j, h, :] = scale · Σ_{CSC slots k of column j} w[edge_id(k), h] · x[row(k), h, :]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -149,7 +149,7 @@ pub struct SpmmTransposedParams {
 unsafe impl LaunchParams for SpmmTransposedParams {}
 const _: () = assert!(core::mem::size_of::<SpmmTransposedParams>() == 120);
 
-/// [`crate::kernels::unfused::softmax_aggregate`]: the `edge_parallel` row kernel,
+/// [`crate::kernels::unfused::edge_parallel_softmax_aggregate`]: the `edge_parallel` row kernel,
 /// `out[i, h, :] = Σ_e softmax_row(scores)[e, h] · v[col(e), h, :]` and the row's log-sum-exp,
 /// without writing alpha.
 #[repr(C)]

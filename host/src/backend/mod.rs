@@ -5,7 +5,7 @@
 //! can ask ([`Backend::kind`], [`Backend::description`]) to report which one ran.
 //!
 //! Both account the bytes of their buffers against a memory budget and refuse an allocation that
-//! would pass it with [`Error::OutOfMemory`](crate::Error::OutOfMemory) before allocating: under
+//! would pass it with [`Error::OutOfMemory`] before allocating: under
 //! the emulator the budget is, by default, the machine's available memory when the backend is
 //! made (device memory is host memory there); on the GPU the driver's own limit applies, and a
 //! budget set with [`Backend::with_memory_budget`] applies too.
@@ -847,7 +847,7 @@ impl Backend {
 
     /// Runs `work` and returns how long the device took, in milliseconds: CUDA events around it on
     /// the GPU, the wall clock under the emulator. `work` may fail with any error that a dfgnn
-    /// [`Error`](crate::Error) converts into.
+    /// [`Error`] converts into.
     pub fn time<R, E: From<crate::Error>>(&self, work: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
         match &self.inner {
             Inner::Cuda(c) => c.time(work),
