@@ -46,21 +46,24 @@ kernel! {
         let total = p.nodes as usize * p.heads as usize;
         let (feat, second) = (p.feat as usize, !p.a2.is_empty());
         let lane = simt::lane_id() as usize;
+        // Each pair's row of `x` and of the attention vectors, once (not per feature: a 64-bit
+        // remainder per load was most of the kernel's instructions).
+        let valid: [bool; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| first + i < total);
+        let x_row: [usize; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| (first + i) * feat);
+        let a_row: [usize; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| ((first + i) % p.heads as usize) * feat);
         let mut dots = [0.0f32; NODE_HEADS_PER_WARP];
         let mut dots2 = [0.0f32; NODE_HEADS_PER_WARP];
         let mut f = lane;
         while f < feat {
             let mut xs = [0.0f32; NODE_HEADS_PER_WARP];
             unroll!(NODE_HEADS_PER_WARP, |i| {
-                let nh = first + i;
-                if nh < total {
-                    xs[i] = p.x.load(nh * feat + f);
+                if valid[i] {
+                    xs[i] = p.x.load(x_row[i] + f);
                 }
             });
             unroll!(NODE_HEADS_PER_WARP, |i| {
-                let nh = first + i;
-                if nh < total {
-                    let at = (nh % p.heads as usize) * feat + f;
+                if valid[i] {
+                    let at = a_row[i] + f;
                     dots[i] += xs[i] * p.a.load(at);
                     if second {
                         dots2[i] += xs[i] * p.a2.load(at);
