@@ -37,10 +37,10 @@ use crate::csr::{Csr, check_side, prefix_sum};
 use crate::error::{GraphError, Result};
 
 /// Edges from which the generators draw in parallel (rayon). Below it every draw comes from one
-/// stream in order (the graphs of docs/results.md are made so); from it on, each block of
-/// 2^22 node draws (`BLOCK_DRAWS`) and each block of 2^14 rows (`BLOCK_ROWS`) has a stream of its own, and
-/// the blocks' counts are summed as integers, so a seed gives the same graph whatever the number
-/// of threads.
+/// stream in order (the graphs of docs/results.md are made so); from it on, each block of 2^22
+/// node draws (`BLOCK_DRAWS`) and each block of 2^14 rows (`BLOCK_ROWS`) has a stream of its own,
+/// and the blocks' counts are summed as integers, so a seed gives the same graph whatever the
+/// number of threads.
 pub const PARALLEL_EDGES: u64 = 1 << 28;
 /// Node draws per block of the parallel counts.
 const BLOCK_DRAWS: u64 = 1 << 22;

@@ -1,7 +1,7 @@
-//! Warp-level sums over the [`LaneMap`]: per head ([`head_sum`], a dot
-//! product's reduction over a head's lanes and slots) and across the teams that took different
-//! edges ([`team_sum`], [`team_merge`]). Every lane of a warp runs every shuffle, so the control
-//! flow around them is uniform.
+//! Warp-level sums over the [`LaneMap`]: per head ([`head_sum`], a dot product's reduction over
+//! a head's lanes and slots) and across the teams that took different edges ([`team_sum`],
+//! [`team_merge`]). Every lane of a warp runs every shuffle, so the control flow around them is
+//! uniform.
 
 use crate::abi::LaneMap;
 use crate::kernels::common::reduce::sum_over;

@@ -27,8 +27,8 @@ pub struct GatV2Score<V, const SLOTS: usize> {
     /// `[H, F]` the attention vector.
     pub a: GSlice<f32>,
     /// Where the lane's vectors of `a` for the bound slots sit in `a` ([`Score::bind`];
-    /// `INACTIVE` for an inactive slot, and before). The passes read `a` at each use (an L1 hit) rather than hold it: held, its
-    /// `SLOTS` vectors spilled the widest forward and row pass.
+    /// `INACTIVE` for an inactive slot, and before). The passes read `a` at each use (an L1 hit)
+    /// rather than hold it: held, its `SLOTS` vectors spilled the widest forward and row pass.
     pub a_at: [u32; SLOTS],
     /// `[N_dst, H, F]` where whole rows write their term of `d a` (row pass only; else empty).
     pub d_a: GSliceMut<f32>,

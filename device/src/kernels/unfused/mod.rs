@@ -28,7 +28,8 @@
 //! correct; one that covers every item once is the fastest). Blocks and grids are 1-D, `block.x`
 //! a multiple of [`WARP_SIZE`]. No shared memory, no atomics: every output element is written by
 //! exactly one lane, from sums in a fixed order, so results are bit-identical run after run.
-//! Node features use 16-byte [`F4`](crate::simt::F4) accesses when `F % 4 == 0`, scalar ones otherwise.
+//! Node features use 16-byte [`F4`](crate::simt::F4) accesses when `F % 4 == 0`, scalar ones
+//! otherwise.
 
 mod edge_softmax;
 mod sddmm;
