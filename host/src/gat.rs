@@ -21,7 +21,7 @@ use dfgnn_device::abi::{
 use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_VECTOR_GRAD_SUM,
-    GatVariant, NODE_HEADS_PER_WARP,
+    GatVariant, NODE_HEADS_PER_WARP, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
 };
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
@@ -927,20 +927,21 @@ fn sum_vectors(
         blocks2: blocks2 as u32,
         len: len as u32,
     };
-    let threads = vectors * len;
+    let chunks = len.div_ceil(VECTOR_SUM_ELEMENTS as usize) * vectors;
     let config = LaunchConfig {
-        grid: Dim3::x(threads.div_ceil(NODE_BLOCK as usize) as u32),
-        block: Dim3::x(NODE_BLOCK),
-        shared_bytes: 0,
+        grid: Dim3::x(chunks as u32),
+        block: Dim3::x(VECTOR_SUM_WARPS * WARP_SIZE),
+        shared_bytes: VECTOR_SUM_WARPS * VECTOR_SUM_ELEMENTS * 4,
     };
     // SAFETY: the partials [blocks, len] and [blocks2, len] written by node_backward, the outputs
-    // [len] distinct from them and each other; one thread per element of each vector.
+    // [len] distinct from them and each other; a lane per element of each vector, the shared
+    // memory the kernel's warps' sums.
     unsafe { backend.launch(&GAT_VECTOR_GRAD_SUM, &config, &params) }
 }
 
 /// `Σ_n x[n, h, f]` over `nodes` nodes of `heads` × `feat` (GATv2's `d a` from its rows' terms),
 /// as the result `what` (see [`Backend::result`]): per-block partials over fixed node ranges,
-/// then their sum in block order (deterministic).
+/// then their sum in a fixed order (deterministic).
 pub(crate) fn sum_over_nodes(
     backend: &Backend,
     heads: u32,

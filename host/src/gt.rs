@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule};
+use crate::tiles::{DeviceTiles, TileIo};
 
 /// How to build a [`Gt`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -93,6 +94,8 @@ pub struct GtGrads {
 /// GT attention on one prepared graph and feature shape, with its plan.
 pub struct Gt<'g, 'b> {
     fused: Fused<'g, 'b>,
+    /// The forward's dense tiles, when the plan has them (used without dropout).
+    tiles: Option<DeviceTiles>,
     scale: f32,
     dropout: DropoutParams,
 }
@@ -101,9 +104,12 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
         let limits = graph.backend().limits();
-        let plan = plan::plan(VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
+        let shape = graph.shape();
+        let mut plan = plan::plan(VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan)?;
         let scale = config.score_scale()?;
-        Ok(Self { fused: Fused::new(graph, plan)?, scale, dropout: DropoutParams::OFF })
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        Ok(Self { fused: Fused::new(graph, plan)?, tiles, scale, dropout: DropoutParams::OFF })
     }
 
     /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
@@ -192,8 +198,13 @@ impl<'g, 'b> Gt<'g, 'b> {
         let mut lse = backend.result("lse", nh)?;
         let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
-        let variant = Self::variant(pass, &dropout)?;
         let scale_log2 = scale * std::f32::consts::LOG2_E;
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| dropout.threshold == 0) {
+            let io = TileIo { q, k, v, out: out_v, lse: lse_v, stats: stats_v };
+            tiles.gt_forward(g, heads, feat, scale_log2, io)?;
+            return Ok(result(out, lse, stats));
+        }
+        let variant = Self::variant(pass, &dropout)?;
         if let Some(groups) = &self.fused.groups {
             let params = GtGroupParams {
                 group: GroupParams {

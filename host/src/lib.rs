@@ -26,6 +26,7 @@ pub mod gatv2;
 pub mod graph;
 pub mod gt;
 pub mod plan;
+mod tiles;
 
 pub use agnn::{Agnn, AgnnConfig, AgnnForward, AgnnGrads};
 pub use backend::{Backend, BackendKind, Buffer, Counts, DeviceLimits, Element, Selection, Workspace};

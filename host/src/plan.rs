@@ -130,6 +130,10 @@ pub struct PlanOptions {
     /// warp step (`step · teams` edges) when the lane map has several teams, none otherwise.
     /// Only variants with packed kernels (one slot) pack; packed rows take a launch of their own.
     pub team_rows_below: Option<u64>,
+    /// GT's forward over dense tiles ([`plan_tiles`]): `Some(true)` forces it (an error when the
+    /// graph does not tile), `Some(false)` forbids it, `None` lets the planner decide (`auto`
+    /// only).
+    pub dense_tiles: Option<bool>,
 }
 
 /// What the planner reads of a model's compiled variant (a row of its `VARIANTS` table, see
@@ -371,6 +375,9 @@ pub struct Plan {
     pub backward_rows: std::result::Result<PassPlan, String>,
     /// The backward's column pass (dk, dv), or why there is none.
     pub backward_cols: std::result::Result<PassPlan, String>,
+    /// The dense tiles of the forward (GT and AGNN without dropout), when it runs over them
+    /// instead of its fused pass ([`plan_tiles`]).
+    pub tiles: Option<TilePlan>,
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
 }
@@ -905,7 +912,184 @@ pub fn plan<V: CompiledVariant>(
     if schedule.is_fused() && backward_layout.is_err() {
         reasons.push("backward: unfused (the fused backward cannot hold this shape)".to_string());
     }
-    Ok(Plan { schedule, heads, feat, forward, groups, backward_rows, backward_cols, reasons })
+    Ok(Plan { schedule, heads, feat, forward, groups, backward_rows, backward_cols, tiles: None, reasons })
+}
+
+/// Rows of a dense tile at most (`dfgnn_device::kernels::tiles`).
+pub const TILE_ROWS: u32 = dfgnn_device::kernels::tiles::TILE_ROWS as u32;
+/// Source nodes of a dense tile at most.
+pub const TILE_SOURCES: u32 = dfgnn_device::kernels::tiles::TILE_SOURCES as u32;
+/// The sources of a tile its block computes scores for: its own, rounded up to a thread's group.
+const TILE_SOURCE_GROUP: u32 = 16;
+/// The least share of the pairs a tile computes (`TILE_ROWS` × its sources rounded up to 16)
+/// that must be edges for `auto` to take the dense tiles. A tile's cost hardly depends on its
+/// edges, the row passes' is about proportional to them; the two met near a quarter (H200, GT
+/// forward, the tiles at `plan_tiles`'s introduction against the row passes, docs/results.md,
+/// tenth session: batch-1024x120-d50 1×128 at 31 % filled 0.55 against 0.74 ms, 4×64 1.17
+/// against 1.45; batch-512x200-d60 4×64 at 25 % 1.22 against 1.44; batch-1024x120-d20 1×128 at
+/// 12.5 % 0.54 against 0.36, batch-4096x30-d10 4×64 at 14 % 0.78 against 0.46).
+pub const MIN_TILE_FILL: f64 = 0.25;
+
+/// The dense tiles of a forward: ranges of at most [`TILE_ROWS`] consecutive rows whose columns
+/// lie in a range of at most [`TILE_SOURCES`] source nodes, covering every row once, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilePlan {
+    /// Each tile's first row.
+    pub first: Vec<u32>,
+    /// One past each tile's last row.
+    pub end: Vec<u32>,
+    /// Each tile's first source node.
+    pub src: Vec<u32>,
+    /// Each tile's source nodes.
+    pub src_count: Vec<u32>,
+    /// The graph's edges.
+    pub edges: u64,
+}
+
+impl TilePlan {
+    /// The graph's edges over the pairs the tiles compute ([`TILE_ROWS`] × each tile's sources
+    /// rounded up to 16).
+    pub fn fill(&self) -> f64 {
+        let pairs: u64 = self
+            .src_count
+            .iter()
+            .map(|&c| u64::from(TILE_ROWS) * u64::from(c.div_ceil(TILE_SOURCE_GROUP) * TILE_SOURCE_GROUP))
+            .sum();
+        if pairs == 0 { 0.0 } else { self.edges as f64 / pairs as f64 }
+    }
+}
+
+/// Cuts the rows into tiles. First into **segments**, where no row before a cut reaches a column
+/// at or past any column of the rows after it (the graphs of a batch, in order); then each tile
+/// takes whole segments while they fit ([`TILE_ROWS`] rows, [`TILE_SOURCES`] sources), and a
+/// segment of more rows is cut into tiles of [`TILE_ROWS`] rows on its own. `None` when a tile's
+/// sources would span more than [`TILE_SOURCES`].
+fn form_tiles(graph: &GraphShape<'_>) -> Option<TilePlan> {
+    let n = graph.row_offsets.len().saturating_sub(1);
+    let edges = graph.row_offsets.last().copied().unwrap_or(0);
+    let nonempty = |r: usize| graph.row_offsets[r + 1] > graph.row_offsets[r];
+    // suffix_min[r]: the least column of rows r.. (u32::MAX when they are empty).
+    let mut suffix_min = vec![u32::MAX; n + 1];
+    for r in (0..n).rev() {
+        suffix_min[r] = if nonempty(r) { suffix_min[r + 1].min(graph.row_min_col[r]) } else { suffix_min[r + 1] };
+    }
+    let mut segments = Vec::new();
+    let (mut start, mut reach) = (0usize, None::<u32>);
+    for r in 0..n {
+        if nonempty(r) {
+            reach = Some(reach.map_or(graph.row_max_col[r], |m| m.max(graph.row_max_col[r])));
+        }
+        if reach.is_none_or(|m| m < suffix_min[r + 1]) {
+            segments.push((start, r + 1));
+            (start, reach) = (r + 1, None);
+        }
+    }
+    if start < n {
+        segments.push((start, n));
+    }
+    let span = |rows: std::ops::Range<usize>| -> (u32, u32) {
+        rows.filter(|&r| nonempty(r))
+            .fold((u32::MAX, 0), |(lo, hi), r| (lo.min(graph.row_min_col[r]), hi.max(graph.row_max_col[r])))
+    };
+    let mut plan = TilePlan { first: Vec::new(), end: Vec::new(), src: Vec::new(), src_count: Vec::new(), edges };
+    let mut push = |first: usize, end: usize| -> Option<()> {
+        let (lo, hi) = span(first..end);
+        let count = if lo <= hi { hi - lo + 1 } else { 0 };
+        if count > TILE_SOURCES {
+            return None;
+        }
+        plan.first.push(first as u32);
+        plan.end.push(end as u32);
+        plan.src.push(if lo <= hi { lo } else { 0 });
+        plan.src_count.push(count);
+        Some(())
+    };
+    let rows_max = TILE_ROWS as usize;
+    let (mut open, mut open_end) = (None::<usize>, 0usize);
+    for &(first, end) in &segments {
+        if let Some(o) = open {
+            let (lo, hi) = span(o..end);
+            if end - o <= rows_max && (lo > hi || hi - lo < TILE_SOURCES) {
+                open_end = end;
+                continue;
+            }
+            push(o, open_end)?;
+            open = None;
+        }
+        if end - first <= rows_max {
+            (open, open_end) = (Some(first), end);
+        } else {
+            let mut r = first;
+            while r < end {
+                let stop = (r + rows_max).min(end);
+                push(r, stop)?;
+                r = stop;
+            }
+        }
+    }
+    if let Some(o) = open {
+        push(o, open_end)?;
+    }
+    Some(plan)
+}
+
+/// Whether GT's forward runs over dense tiles (`dfgnn_device::kernels::tiles`) instead of its
+/// fused pass, and which: under `auto` when the graph cuts into tiles (at the graphs of a batch,
+/// then every [`TILE_ROWS`] rows; see [`TilePlan`]) with at least [`MIN_TILE_FILL`] of the
+/// tiles' computed pairs edges and the device gives a block the tile kernel's
+/// shared memory (batches of small dense graphs); always when `options.dense_tiles` forces it
+/// (an error when the graph does not tile or the device cannot), never when it forbids it or a
+/// schedule is forced. `plan` is the model's plan (its schedule must be fused); the decision
+/// goes to its `tiles` and `reasons`. The backward and dropout's forward run the fused passes.
+pub fn plan_tiles(plan: &mut Plan, graph: &GraphShape<'_>, device: &DeviceLimits, options: &PlanOptions) -> Result<()> {
+    let forced = match options.dense_tiles {
+        Some(false) => return Ok(()),
+        Some(true) => true,
+        None if options.schedule != Schedule::Auto || !plan.schedule.is_fused() || plan.forward.is_err() => {
+            return Ok(());
+        }
+        None => false,
+    };
+    let refuse = |why: String| -> Result<()> {
+        if forced { Err(Error::Unsupported { what: format!("dense tiles: {why}") }) } else { Ok(()) }
+    };
+    if !plan.schedule.is_fused() || plan.forward.is_err() {
+        return refuse(format!("the {} schedule has no fused forward to stand in for", plan.schedule));
+    }
+    let shared = dfgnn_device::kernels::tiles::TILE_SHARED_BYTES;
+    if device.max_shared_per_block < shared {
+        return refuse(format!(
+            "a tile needs {shared} bytes of shared memory per block; the device allows {}",
+            device.max_shared_per_block
+        ));
+    }
+    let Some(tiles) = form_tiles(graph) else {
+        return refuse(format!("a tile's columns span more than {TILE_SOURCES} source nodes"));
+    };
+    if tiles.first.len() as u64 * u64::from(plan.heads) > i32::MAX as u64 {
+        return refuse(format!(
+            "{} tiles x {} heads blocks are more than one launch takes",
+            tiles.first.len(),
+            plan.heads
+        ));
+    }
+    if !forced && tiles.fill() < MIN_TILE_FILL {
+        plan.reasons.push(format!(
+            "forward: not over dense tiles ({} tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled, under {:.0} %)",
+            tiles.first.len(),
+            100.0 * tiles.fill(),
+            100.0 * MIN_TILE_FILL
+        ));
+        return Ok(());
+    }
+    plan.reasons.push(format!(
+        "forward: over {} dense tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled{}",
+        tiles.first.len(),
+        100.0 * tiles.fill(),
+        if forced { " (forced)" } else { "" }
+    ));
+    plan.tiles = Some(tiles);
+    Ok(())
 }
 
 impl Plan {
@@ -914,6 +1098,9 @@ impl Plan {
         match &self.forward {
             Ok(p) if self.schedule.is_fused() => {
                 let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
+                if let Some(t) = &self.tiles {
+                    parts.insert(0, format!("forward over {} dense tiles", t.first.len()));
+                }
                 if let Some(g) = &self.groups {
                     parts.push(format!(
                         "{} groups{}",
@@ -950,6 +1137,9 @@ impl fmt::Display for Plan {
                 p.rows.whole_count, p.rows.packed, p.layout.width, p.layout.slots, p.block_threads
             )
         };
+        if let Some(t) = &self.tiles {
+            writeln!(f, "  forward: {} dense tiles, {:.0} % filled", t.first.len(), 100.0 * t.fill())?;
+        }
         match &self.forward {
             Ok(p) => pass(f, "forward", p)?,
             Err(e) => writeln!(f, "  forward: not fused ({e})")?,

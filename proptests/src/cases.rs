@@ -268,6 +268,49 @@ pub fn bipartite_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), Csr
     })
 }
 
+/// A batch of small dense graphs (block diagonal), the graphs `auto` runs GT's forward over in
+/// dense tiles: components of 1, 5, 37, 128, 60, 127 and 3 nodes (a 128-node one fills a whole
+/// tile), each pair an edge with probability 1/2, every node's self loop, a duplicate edge in
+/// every 9th row, every 11th row empty (about 42 % of the tiles' pairs are edges).
+pub fn dense_batch() -> Csr {
+    let sizes = [1usize, 5, 37, 128, 60, 200, 3];
+    let n: usize = sizes.iter().sum();
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut coin = || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) & 1 == 1
+    };
+    let mut first = 0;
+    for size in sizes {
+        for (r, row) in rows.iter_mut().enumerate().skip(first).take(size) {
+            if r % 11 == 10 {
+                continue;
+            }
+            row.push(r as u32);
+            row.extend((first..first + size).filter(|&c| c != r && coin()).map(|c| c as u32));
+            if r % 9 == 0 {
+                let again = row[row.len() / 2];
+                row.push(again);
+            }
+        }
+        first += size;
+    }
+    Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a dense batch is a valid graph: {e}"))
+}
+
+/// A bipartite graph in two dense tiles whose source ranges overlap: 200 rows over 150 sources,
+/// rows 0..100 on sources 0..100 and rows 100..200 on sources 50..150 (every second pair).
+pub fn dense_bipartite() -> Csr {
+    let edges: Vec<(u32, u32)> = (0..200u32)
+        .flat_map(|r| {
+            let base = if r < 100 { 0 } else { 50 };
+            (0..100u32).filter(move |c| (r + c) % 2 == 0).map(move |c| (r, base + c))
+        })
+        .collect();
+    Csr::from_edges(200, 150, &edges).unwrap_or_else(|e| unreachable!("a valid bipartite graph: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

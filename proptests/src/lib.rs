@@ -128,6 +128,18 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
+        fn gt_dense_tiles() {
+            $crate::suite::dense_tiles(&$backend, $crate::suite::Model::Gt);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn agnn_dense_tiles() {
+            $crate::suite::dense_tiles(&$backend, $crate::suite::Model::Agnn);
+        }
+
+        #[test]
+        $(#[$attr])*
         fn long_rows_of_repeated_edges() {
             $crate::suite::long_rows_of_repeated_edges(&$backend);
         }

@@ -10,8 +10,8 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
 use crate::cases::{
-    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, forced_options, power_law_cases,
-    sweep_graph,
+    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
+    forced_options, power_law_cases, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -309,6 +309,49 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
             }
         }
     }
+    tally.finish();
+}
+
+/// GT's and AGNN's forward over dense tiles (`dfgnn::plan::plan_tiles`), and the backward after
+/// it: `auto` must take the tiles on a batch of small dense graphs and on a bipartite graph whose
+/// tiles' source ranges overlap (and not on the sweep graph, a sparse one), forced tiles must run
+/// there too, and tiles forced off give the row passes' results; every result within the
+/// tolerance rule and bit-identical run after run, for odd and wide shapes.
+pub fn dense_tiles(backend: &Backend, model: Model) {
+    let mut tally =
+        Tally::new(model.pick(["gt_dense_tiles", "agnn_dense_tiles", "gat_dense_tiles", "gatv2_dense_tiles"]));
+    let batch = dense_batch();
+    let mut graphs = vec![("dense batch", batch.clone())];
+    if model != Model::Agnn {
+        graphs.push(("dense bipartite", dense_bipartite()));
+    }
+    let tiled = |report: &Report, want: bool| -> Result<(), String> {
+        match (&report.plan.tiles, want) {
+            (Some(_), true) | (None, false) => Ok(()),
+            (_, true) => Err(format!("{}\n{}the forward is not over dense tiles", report.context, report.plan)),
+            (_, false) => Err(format!("{}\n{}the forward is over dense tiles", report.context, report.plan)),
+        }
+    };
+    for (name, g) in &graphs {
+        for (h, f) in [(1, 7), (3, 33), (2, 100), (1, 128), (8, 4)] {
+            let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
+            let off = PlanOptions { dense_tiles: Some(false), ..PlanOptions::default() };
+            for (options, want) in [(PlanOptions::default(), true), (forced, true), (off, false)] {
+                let result = model
+                    .check(backend, g, h, f, &options, 11 + u64::from(f))
+                    .and_then(|r| tiled(&r, want))
+                    .map_err(|e| format!("`{name}`: {e}"));
+                tally.record(result);
+            }
+        }
+    }
+    let sparse = model.check(backend, &sweep_graph(), 2, 16, &PlanOptions::default(), 3).and_then(|r| tiled(&r, false));
+    tally.record(sparse.map_err(|e| format!("the sweep graph: {e}")));
+    let repeated = match model {
+        Model::Gt => check_gt_repeatable(backend, &batch, &GtCase::new(3, 33, &PlanOptions::default()), 7, 2),
+        _ => check_agnn_repeatable(backend, &batch, 3, 33, &PlanOptions::default(), 7, 2),
+    };
+    tally.record(repeated.map_err(|e| format!("`dense batch` run twice: {e}")));
     tally.finish();
 }
 

@@ -23,8 +23,8 @@
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
-    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, lane_layout, plan, split_threshold,
-    tasks_per_warp,
+    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, lane_layout, plan, plan_tiles,
+    split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -542,4 +542,92 @@ fn short_rows_are_packed_one_per_team() {
     let p = Shape::of(&varied).plan(1, 7, &split);
     let f = &p.forward.as_ref().unwrap().rows;
     assert_eq!((f.whole.clone(), f.lead, f.packed), (Some(vec![4, 0, 2, 3, 5]), 1, 4));
+}
+
+impl Shape {
+    fn tiles(&self, options: &PlanOptions, device: &DeviceLimits) -> dfgnn::Result<Plan> {
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        let mut p = plan(gt::VARIANTS, &shape, 2, 32, device, options)?;
+        plan_tiles(&mut p, &shape, device, options)?;
+        Ok(p)
+    }
+}
+
+/// A block-diagonal batch: `graphs` complete graphs (self loops included) of `nodes` nodes each.
+fn complete_batch(graphs: usize, nodes: usize) -> Csr {
+    let rows: Vec<Vec<u32>> = (0..graphs * nodes)
+        .map(|r| {
+            let first = (r / nodes * nodes) as u32;
+            (first..first + nodes as u32).collect()
+        })
+        .collect();
+    Csr::from_rows(graphs * nodes, &rows).unwrap()
+}
+
+#[test]
+fn dense_tiles_cut_rows_at_the_graphs_and_the_tile_size() {
+    // 5 complete graphs of 100 nodes: each a segment of its own (no row reaches the next graph),
+    // of more than 64 rows, so cut into tiles of 64 and 36 rows over its 100 sources: 10 tiles,
+    // 50,000 edges over 10 x 64 x 112 = 71,680 computed pairs (sources rounded up to 16): 69.8 %
+    // (over 25 %: auto takes them).
+    let s = Shape::of(&complete_batch(5, 100));
+    let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
+    let t = p.tiles.as_ref().expect("auto takes dense tiles on a dense batch");
+    assert_eq!(t.first, vec![0, 64, 100, 164, 200, 264, 300, 364, 400, 464]);
+    assert_eq!(t.end, vec![64, 100, 164, 200, 264, 300, 364, 400, 464, 500]);
+    assert_eq!(t.src, vec![0, 0, 100, 100, 200, 200, 300, 300, 400, 400]);
+    assert_eq!(t.src_count, vec![100; 10]);
+    assert!((t.fill() - 50_000.0 / 71_680.0).abs() < 1e-12);
+    assert!(p.summary().contains("forward over 10 dense tiles"), "{}", p.summary());
+    // 40 graphs of 10 nodes: whole graphs packed 6 to a tile (60 rows; a 7th makes 70 > 64), so
+    // 7 tiles (6 x 6 graphs + 4), over 6 x 64 + 48 rounded sources: 4,000 edges over
+    // 64 x 432 = 27,648 pairs, 14.5 %, under 25 %.
+    let s = Shape::of(&complete_batch(40, 10));
+    let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
+    assert_eq!(p.tiles, None);
+    assert!(
+        p.reasons.iter().any(|r| r.contains("not over dense tiles (7 tiles") && r.contains("14.5 % filled")),
+        "{:?}",
+        p.reasons
+    );
+    // Forced, the same graph runs over them.
+    let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
+    let p = s.tiles(&forced, &DeviceLimits::h200()).unwrap();
+    assert_eq!(p.tiles.as_ref().map(|t| t.end.clone()), Some(vec![60, 120, 180, 240, 300, 360, 400]));
+}
+
+#[test]
+fn dense_tiles_only_under_auto_or_when_forced() {
+    let s = Shape::of(&complete_batch(3, 64));
+    let device = DeviceLimits::h200();
+    for schedule in [Schedule::RowTiled, Schedule::RowSplit, Schedule::RowGroup] {
+        let p = s.tiles(&PlanOptions { schedule, ..PlanOptions::default() }, &device).unwrap();
+        assert_eq!(p.tiles, None, "{schedule} is forced");
+        let forced = PlanOptions { schedule, dense_tiles: Some(true), ..PlanOptions::default() };
+        assert!(s.tiles(&forced, &device).unwrap().tiles.is_some(), "{schedule} with tiles forced");
+    }
+    let off = PlanOptions { dense_tiles: Some(false), ..PlanOptions::default() };
+    assert_eq!(s.tiles(&off, &device).unwrap().tiles, None);
+    // The unfused schedules have no fused forward to stand in for: forcing tiles there is an
+    // error, and so is a graph whose row spans more than a tile, or a device without the
+    // shared memory.
+    for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
+        let forced = PlanOptions { schedule, dense_tiles: Some(true), ..PlanOptions::default() };
+        let e = s.tiles(&forced, &device).unwrap_err().to_string();
+        assert!(e.contains("no fused forward"), "{e}");
+    }
+    let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
+    let wide = Shape::of(&complete_batch(1, 257));
+    let e = wide.tiles(&forced, &device).unwrap_err().to_string();
+    assert!(e.contains("span more than 256"), "{e}");
+    assert_eq!(wide.tiles(&PlanOptions::default(), &device).unwrap().tiles, None);
+    let small = DeviceLimits { max_shared_per_block: 48 * 1024, ..DeviceLimits::h200() };
+    let e = s.tiles(&forced, &small).unwrap_err().to_string();
+    assert!(e.contains("bytes of shared memory"), "{e}");
+    assert_eq!(s.tiles(&PlanOptions::default(), &small).unwrap().tiles, None);
 }

@@ -195,8 +195,9 @@ pub struct GatNodeBackwardParams {
 unsafe impl LaunchParams for GatNodeBackwardParams {}
 const _: () = assert!(core::mem::size_of::<GatNodeBackwardParams>() == 152);
 
-/// `gat_vector_grad_sum`: `out[i] = Σ_b partial[b, i]` and `out2[i] = Σ_b partial2[b, i]` in block
-/// order.
+/// `gat_vector_grad_sum`: `out[i] = Σ_b partial[b, i]` and `out2[i] = Σ_b partial2[b, i]`, in an
+/// order fixed by `B` alone (contiguous ranges of the partials in order, then the ranges' sums in
+/// order).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatVectorSumParams {

@@ -19,6 +19,7 @@ mod gat;
 mod gatv2;
 mod gt;
 mod lanes;
+mod tiles;
 mod unfused;
 mod util;
 
@@ -29,5 +30,6 @@ pub use gat::*;
 pub use gatv2::*;
 pub use gt::*;
 pub use lanes::*;
+pub use tiles::*;
 pub use unfused::*;
 pub use util::*;

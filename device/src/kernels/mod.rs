@@ -8,5 +8,6 @@ pub mod demo;
 pub mod gat;
 pub mod gatv2;
 pub mod gt;
+pub mod tiles;
 pub mod unfused;
 pub mod util;

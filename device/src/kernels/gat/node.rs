@@ -2,7 +2,7 @@
 //! `a_dst`, `er` from the sources' and `a_src`) and their backward: in one pass over the nodes,
 //! the features' gradient `dx = base + d_s·a` (with both scores' terms when one array gave both)
 //! and the attention vectors' `da = Σ_n d_s[n]·x[n]` as per-block partials, then those summed in
-//! block order (no atomics: bit-identical run after run).
+//! a fixed order (no atomics: bit-identical run after run).
 //!
 //! # Grid mapping
 //! [`GAT_NODE_SCORES`]: warp `w` of the grid takes the [`NODE_HEADS_PER_WARP`] (node, head)
@@ -12,8 +12,11 @@
 //! over the `H·F` elements (coalesced), each walking its element down the block's nodes
 //! [`NODE_BACKWARD_UNROLL`] at a time (their loads in flight together), adding to its partials
 //! in node order and writing `dx` as it goes.
-//! [`GAT_VECTOR_GRAD_SUM`]: one thread per element of one or two vectors, summing the blocks'
-//! partials in order, [`VECTOR_SUM_UNROLL`] loads at a time.
+//! [`GAT_VECTOR_GRAD_SUM`]: a block per 32 elements of one of the (one or two) vectors, a lane
+//! per element; each warp sums a contiguous range of the node blocks' partials in order,
+//! [`VECTOR_SUM_UNROLL`] loads at a time, and the block adds its warps' sums in warp order
+//! through shared memory (one thread walking all partials was a serial tail of about 80 µs at a
+//! thousand partials).
 //!
 //! # Numerics
 //! f32; the node scores are butterfly warp sums; `dx = (base + d_s·a) + d_s2·a2` and the partials
@@ -164,36 +167,63 @@ kernel! {
 /// Partials one thread of [`GAT_VECTOR_GRAD_SUM`] loads at once (then adds in order).
 pub const VECTOR_SUM_UNROLL: usize = 8;
 
+/// Warps of one [`GAT_VECTOR_GRAD_SUM`] block: each sums a contiguous range of the partials.
+pub const VECTOR_SUM_WARPS: u32 = 8;
+
+/// Elements of one vector one [`GAT_VECTOR_GRAD_SUM`] block sums (a lane each).
+pub const VECTOR_SUM_ELEMENTS: u32 = WARP_SIZE;
+
 kernel! {
-    /// `out[i] = Σ_b partial[b, i]` for `i < len`, and for `len ≤ j < 2·len` `out2[j − len]` from
-    /// `partial2` unless it is empty; blocks in order.
+    /// `out[i] = Σ_b partial[b, i]` for `i < len`, and `out2` from `partial2` unless it is empty.
+    /// Block `c` takes elements `32·c ..` of the first vector, block `⌈len/32⌉ + c` those of the
+    /// second; its warp `w` sums the partials `[w·P, (w+1)·P)` (`P = ⌈B/warps⌉`) in order, and
+    /// warp 0 adds the warps' sums in warp order (`block.x = 32·VECTOR_SUM_WARPS`, dynamic shared
+    /// memory for `VECTOR_SUM_WARPS × 32` floats).
     pub kernel GAT_VECTOR_GRAD_SUM = fn gat_vector_grad_sum(p: &GatVectorSumParams) {
         const U: usize = VECTOR_SUM_UNROLL;
-        let j = simt::block_idx().x as usize * simt::block_dim().x as usize + simt::thread_idx().x as usize;
+        let lanes = VECTOR_SUM_ELEMENTS as usize;
         let len = p.len as usize;
-        let (partial, out, blocks, i) = if j < len {
-            (p.partial, p.out, p.blocks as usize, j)
-        } else if j < 2 * len && !p.partial2.is_empty() {
-            (p.partial2, p.out2, p.blocks2 as usize, j - len)
+        let chunks = len.div_ceil(lanes);
+        let c = simt::block_idx().x as usize;
+        let (partial, out, blocks, chunk) = if c < chunks {
+            (p.partial, p.out, p.blocks as usize, c)
         } else {
-            return;
+            (p.partial2, p.out2, p.blocks2 as usize, c - chunks)
         };
+        let (warp, lane) = (simt::warp_id() as usize, simt::lane_id() as usize);
+        let warps = (simt::block_dim().x / WARP_SIZE) as usize;
+        let i = chunk * lanes + lane;
+        let per_warp = blocks.div_ceil(warps);
+        let (first, end) = ((warp * per_warp).min(blocks), ((warp + 1) * per_warp).min(blocks));
         let mut sum = 0.0f32;
-        let mut b = 0;
-        while b < blocks {
-            let mut terms = [0.0f32; U];
-            unroll!(U, |k| {
-                if b + k < blocks {
-                    terms[k] = partial.load((b + k) * len + i);
-                }
-            });
-            unroll!(U, |k| {
-                if b + k < blocks {
-                    sum += terms[k];
-                }
-            });
-            b += U;
+        if i < len {
+            let mut b = first;
+            while b < end {
+                let mut terms = [0.0f32; U];
+                unroll!(U, |k| {
+                    if b + k < end {
+                        terms[k] = partial.load((b + k) * len + i);
+                    }
+                });
+                unroll!(U, |k| {
+                    if b + k < end {
+                        sum += terms[k];
+                    }
+                });
+                b += U;
+            }
         }
-        out.store(i, sum);
+        let sums = simt::dynamic_shared().slice::<f32>(0, warps * lanes);
+        sums.store(warp * lanes + lane, sum);
+        simt::sync_threads();
+        if warp == 0 && i < len {
+            let mut total = sums.load(lane);
+            let mut w = 1;
+            while w < warps {
+                total += sums.load(w * lanes + lane);
+                w += 1;
+            }
+            out.store(i, total);
+        }
     }
 }
