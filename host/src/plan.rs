@@ -920,7 +920,7 @@ pub const TILE_ROWS: u32 = dfgnn_device::kernels::tiles::TILE_ROWS as u32;
 /// Source nodes of a dense tile at most.
 pub const TILE_SOURCES: u32 = dfgnn_device::kernels::tiles::TILE_SOURCES as u32;
 /// The sources of a tile its block computes scores for: its own, rounded up to a thread's group.
-const TILE_SOURCE_GROUP: u32 = 16;
+const TILE_SOURCE_GROUP: u32 = dfgnn_device::kernels::tiles::TILE_SIDE as u32;
 /// The least share of the pairs a tile computes (`TILE_ROWS` × its sources rounded up to 16)
 /// that must be edges for `auto` to take the dense tiles. A tile's cost hardly depends on its
 /// edges, the row passes' is about proportional to them; the two met near a quarter (H200, GT
@@ -1045,9 +1045,7 @@ pub fn plan_tiles(plan: &mut Plan, graph: &GraphShape<'_>, device: &DeviceLimits
     let forced = match options.dense_tiles {
         Some(false) => return Ok(()),
         Some(true) => true,
-        None if options.schedule != Schedule::Auto || !plan.schedule.is_fused() || plan.forward.is_err() => {
-            return Ok(());
-        }
+        None if options.schedule != Schedule::Auto => return Ok(()),
         None => false,
     };
     let refuse = |why: String| -> Result<()> {

@@ -269,9 +269,10 @@ pub fn bipartite_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), Csr
 }
 
 /// A batch of small dense graphs (block diagonal), the graphs `auto` runs GT's forward over in
-/// dense tiles: components of 1, 5, 37, 128, 60, 127 and 3 nodes (a 128-node one fills a whole
-/// tile), each pair an edge with probability 1/2, every node's self loop, a duplicate edge in
-/// every 9th row, every 11th row empty (about 42 % of the tiles' pairs are edges).
+/// dense tiles: components of 1, 5, 37, 128, 60, 200 and 3 nodes (the small ones packed into one
+/// tile, the larger ones cut into tiles of 64 rows, the 200-node one's over more than 128
+/// sources), each pair an edge with probability 1/2, every node's self loop, a duplicate edge in
+/// every 9th row, every 11th row empty.
 pub fn dense_batch() -> Csr {
     let sizes = [1usize, 5, 37, 128, 60, 200, 3];
     let n: usize = sizes.iter().sum();

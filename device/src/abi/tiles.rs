@@ -3,10 +3,10 @@
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
 
-/// `gt_tiles_fwd`: GT's forward over dense tiles of the graph. Block `b` takes tile `b / H` and
-/// head `b % H`; a tile is a range of at most `TILE` consecutive rows whose columns all lie in a
-/// range of at most `TILE` consecutive source nodes (a graph of a batch of small graphs, or a
-/// part of one), and the tiles cover every row once, in order.
+/// `gt_tiles_fwd_w1`, `gt_tiles_fwd_w4`: GT's forward over dense tiles of the graph. Block `b`
+/// takes tile `b / H` and head `b % H`; a tile is a range of at most `TILE_ROWS` consecutive rows
+/// whose columns all lie in a range of at most `TILE_SOURCES` consecutive source nodes (graphs
+/// of a batch of small graphs, or a part of one), and the tiles cover every row once, in order.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GtTilesParams {

@@ -52,8 +52,11 @@ pub const TILE_ROWS: usize = 64;
 pub const TILE_SOURCES: usize = 256;
 /// Threads of a block: a 16 × 16 grid over the tile's scores.
 pub const TILE_THREADS: u32 = 256;
-/// Threads along each side of the grid.
-const SIDE: usize = 16;
+/// Threads along each side of the grid: a thread's sources are groups of this many, and a
+/// block computes the scores of its tile's sources rounded up to a group.
+pub const TILE_SIDE: usize = 16;
+/// [`TILE_SIDE`], short.
+const SIDE: usize = TILE_SIDE;
 /// Rows per thread.
 const ROWS_PER: usize = TILE_ROWS / SIDE;
 /// Sources per thread, in two unrolled halves.
