@@ -259,10 +259,10 @@ struct BenchArgs {
     /// planner decides, rows of at most one warp step when a warp has several teams).
     #[arg(long)]
     team_rows_below: Option<u64>,
-    /// GT's and AGNN's forward over dense tiles (true/false; default: the planner decides, under
-    /// `auto` only).
+    /// GT's and AGNN's forward over tiles: `off`, `dense` or `edges` (default: the planner
+    /// decides, under `auto` only).
     #[arg(long)]
-    dense_tiles: Option<bool>,
+    tiles: Option<String>,
     /// Relabel the graph's nodes first, for locality: `degree` (decreasing in-degree) or `rcm`
     /// (reverse Cuthill-McKee); the reordering's host time is printed apart from the timings.
     #[arg(long)]
@@ -491,7 +491,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             units_per_block: args.units_per_block,
             group_staging: args.group_staging,
             team_rows_below: args.team_rows_below,
-            dense_tiles: args.dense_tiles,
+            tiles: args.tiles.as_deref().map(str::parse).transpose()?,
             ..Default::default()
         },
     };

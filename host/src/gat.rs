@@ -30,7 +30,8 @@ use crate::baseline;
 use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, PassKernel, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule};
+use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
+use crate::tiles::{DeviceTiles, GatTileIo};
 
 /// GAT's LeakyReLU negative slope by default.
 pub const DEFAULT_GAT_SLOPE: f32 = 0.2;
@@ -148,6 +149,8 @@ pub struct GatPrecomputedGrads {
 /// GAT attention on one prepared graph and feature shape, with its plan.
 pub struct Gat<'g, 'b> {
     fused: Fused<'g, 'b>,
+    /// The forward's tiles, when the plan has them (used without dropout).
+    tiles: Option<DeviceTiles>,
     slope: f32,
     dropout: DropoutParams,
     saves_part: bool,
@@ -182,8 +185,17 @@ impl<'g, 'b> Gat<'g, 'b> {
             return Err(Error::Unsupported { what: format!("LeakyReLU slope {}", config.slope) });
         }
         let limits = graph.backend().limits();
-        let plan = plan::plan(gat::VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF, saves_part: true })
+        let shape = graph.shape();
+        let mut plan = plan::plan(gat::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Edges])?;
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        Ok(Self {
+            fused: Fused::new(graph, plan)?,
+            tiles,
+            slope: config.slope,
+            dropout: DropoutParams::OFF,
+            saves_part: true,
+        })
     }
 
     /// Whether the next forwards also save each row's **positive part** for the backward (on by
@@ -494,6 +506,21 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
         let (el_v, er_v, slope) = (el, er, self.slope);
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| dropout.threshold == 0) {
+            let mut part = (saves_part && self.plans_part())
+                .then(|| {
+                    Ok::<_, Error>((
+                        backend.result("part out", f.features(g.num_dst()))?,
+                        backend.result("part weight", nh)?,
+                    ))
+                })
+                .transpose()?;
+            let part_v =
+                part.as_mut().map_or((GSliceMut::empty(), GSliceMut::empty()), |(o, w)| (o.view_mut(), w.view_mut()));
+            let io = GatTileIo { el, er, h, out: out_v, lse: lse_v, stats: stats_v, part: part_v };
+            tiles.gat_forward(g, (heads, feat), slope, io)?;
+            return Ok(GatForward { part, ..result(out, lse, stats) });
+        }
         if let Some(groups) = &f.groups {
             let params = GatGroupParams {
                 group: GroupParams {

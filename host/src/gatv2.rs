@@ -26,7 +26,8 @@ use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::gat::{NODE_BLOCK, sum_over_nodes};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule};
+use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
+use crate::tiles::{DeviceTiles, GatV2TileIo};
 
 /// GATv2's LeakyReLU negative slope by default (PyG's `GATv2Conv`).
 pub const DEFAULT_GATV2_SLOPE: f32 = 0.2;
@@ -89,6 +90,8 @@ pub struct GatV2Grads {
 /// GATv2 attention on one prepared graph and feature shape, with its plan.
 pub struct GatV2<'g, 'b> {
     fused: Fused<'g, 'b>,
+    /// The forward's tiles, when the plan has them (used without dropout).
+    tiles: Option<DeviceTiles>,
     slope: f32,
     dropout: DropoutParams,
 }
@@ -106,8 +109,11 @@ impl<'g, 'b> GatV2<'g, 'b> {
             return Err(Error::Unsupported { what: format!("LeakyReLU slope {}", config.slope) });
         }
         let limits = graph.backend().limits();
-        let plan = plan::plan(gatv2::VARIANTS, &graph.shape(), config.heads, config.feat, limits, &config.plan)?;
-        Ok(Self { fused: Fused::new(graph, plan)?, slope: config.slope, dropout: DropoutParams::OFF })
+        let shape = graph.shape();
+        let mut plan = plan::plan(gatv2::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Edges])?;
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        Ok(Self { fused: Fused::new(graph, plan)?, tiles, slope: config.slope, dropout: DropoutParams::OFF })
     }
 
     /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
@@ -195,6 +201,11 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let mut lse = backend.result("lse", nh)?;
         let mut stats = backend.result("stats", nh * 2)?;
         let (out_v, lse_v, stats_v) = (out.view_mut(), lse.view_mut(), stats.view_mut());
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| dropout.threshold == 0) {
+            let io = GatV2TileIo { xr, xl, a, out: out_v, lse: lse_v, stats: stats_v };
+            tiles.gatv2_forward(g, (heads, feat), slope, io)?;
+            return Ok(result(out, lse, stats));
+        }
         if let Some(groups) = &f.groups {
             let params = GatV2GroupParams {
                 group: GroupParams {

@@ -20,7 +20,7 @@ use crate::baseline;
 use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule};
+use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
 use crate::tiles::{DeviceTiles, TileIo};
 
 /// How to build a [`Gt`].
@@ -94,7 +94,7 @@ pub struct GtGrads {
 /// GT attention on one prepared graph and feature shape, with its plan.
 pub struct Gt<'g, 'b> {
     fused: Fused<'g, 'b>,
-    /// The forward's dense tiles, when the plan has them (used without dropout).
+    /// The forward's tiles, when the plan has them (used without dropout).
     tiles: Option<DeviceTiles>,
     scale: f32,
     dropout: DropoutParams,
@@ -106,7 +106,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan)?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Dense, TileKernel::Edges])?;
         let scale = config.score_scale()?;
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
         Ok(Self { fused: Fused::new(graph, plan)?, tiles, scale, dropout: DropoutParams::OFF })

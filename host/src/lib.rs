@@ -37,7 +37,7 @@ pub use gat::{DEFAULT_GAT_SLOPE, Gat, GatConfig, GatForward, GatGrads, GatPrecom
 pub use gatv2::{DEFAULT_GATV2_SLOPE, GatV2, GatV2Config, GatV2Forward, GatV2Grads};
 pub use graph::DeviceGraph;
 pub use gt::{Gt, GtConfig, GtForward, GtGrads};
-pub use plan::{Plan, PlanOptions, Schedule};
+pub use plan::{Plan, PlanOptions, Schedule, TileChoice};
 
 /// README.md, whose "Using the library" example `cargo test` compiles and runs as a doctest.
 #[cfg(doctest)]

@@ -130,10 +130,33 @@ pub struct PlanOptions {
     /// warp step (`step · teams` edges) when the lane map has several teams, none otherwise.
     /// Only variants with packed kernels (one slot) pack; packed rows take a launch of their own.
     pub team_rows_below: Option<u64>,
-    /// GT's forward over dense tiles ([`plan_tiles`]): `Some(true)` forces it (an error when the
-    /// graph does not tile), `Some(false)` forbids it, `None` lets the planner decide (`auto`
-    /// only).
-    pub dense_tiles: Option<bool>,
+    /// GT's forward over tiles ([`plan_tiles`]): `Some(TileChoice::Dense)` or
+    /// `Some(TileChoice::Edges)` forces that kernel (an error when the graph does not tile for
+    /// it), `Some(TileChoice::Off)` forbids tiles, `None` lets the planner decide (`auto` only).
+    pub tiles: Option<TileChoice>,
+}
+
+/// What [`PlanOptions::tiles`] forces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileChoice {
+    /// No tiles: the fused forward pass.
+    Off,
+    /// The dense tiles ([`TileKernel::Dense`]).
+    Dense,
+    /// The per-edge tiles ([`TileKernel::Edges`]).
+    Edges,
+}
+
+impl std::str::FromStr for TileChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "off" => Ok(Self::Off),
+            "dense" => Ok(Self::Dense),
+            "edges" => Ok(Self::Edges),
+            _ => Err(Error::Unsupported { what: format!("tiles `{s}` (known: off, dense, edges)") }),
+        }
+    }
 }
 
 /// What the planner reads of a model's compiled variant (a row of its `VARIANTS` table, see
@@ -915,25 +938,54 @@ pub fn plan<V: CompiledVariant>(
     Ok(Plan { schedule, heads, feat, forward, groups, backward_rows, backward_cols, tiles: None, reasons })
 }
 
-/// Rows of a dense tile at most (`dfgnn_device::kernels::tiles`).
+/// Rows of a tile at most (`dfgnn_device::kernels::tiles`).
 pub const TILE_ROWS: u32 = dfgnn_device::kernels::tiles::TILE_ROWS as u32;
-/// Source nodes of a dense tile at most.
+/// Source nodes of a tile at most.
 pub const TILE_SOURCES: u32 = dfgnn_device::kernels::tiles::TILE_SOURCES as u32;
-/// The sources of a tile its block computes scores for: its own, rounded up to a thread's group.
-const TILE_SOURCE_GROUP: u32 = dfgnn_device::kernels::tiles::TILE_SIDE as u32;
+/// Edges of a tile at most for the per-edge kernel.
+pub const TILE_EDGES: u32 = dfgnn_device::kernels::tiles::edges::MAX_EDGES as u32;
+/// The sources of a tile the dense kernel computes scores for: its own, rounded up to a
+/// thread's group.
+const TILE_SOURCE_GROUP: u32 = dfgnn_device::kernels::tiles::dense::SIDE as u32;
 /// The least share of the pairs a tile computes (`TILE_ROWS` × its sources rounded up to 16)
-/// that must be edges for `auto` to take the dense tiles. A tile's cost hardly depends on its
-/// edges, the row passes' is about proportional to them; the two met near a quarter (H200, GT
+/// that must be edges for `auto` to take the dense tiles. A dense tile's cost hardly depends on
+/// its edges, the row passes' is about proportional to them; the two met near a quarter (H200, GT
 /// forward, the tiles at `plan_tiles`'s introduction against the row passes, docs/results.md,
 /// tenth session: batch-1024x120-d50 1×128 at 31 % filled 0.55 against 0.74 ms, 4×64 1.17
 /// against 1.45; batch-512x200-d60 4×64 at 25 % 1.22 against 1.44; batch-1024x120-d20 1×128 at
 /// 12.5 % 0.54 against 0.36, batch-4096x30-d10 4×64 at 14 % 0.78 against 0.46).
 pub const MIN_TILE_FILL: f64 = 0.25;
+/// The least fill at which `auto` prefers the dense tiles to the per-edge ones.
+pub const DENSE_TILE_FILL: f64 = 0.5;
+/// The least edges per staged source row (`E / Σ sources` over the tiles) for `auto` to take the
+/// per-edge tiles: below it, staging reads more than the row passes' gathers.
+pub const MIN_EDGES_PER_STAGED: f64 = 1.0;
 
-/// The dense tiles of a forward: ranges of at most [`TILE_ROWS`] consecutive rows whose columns
-/// lie in a range of at most [`TILE_SOURCES`] source nodes, covering every row once, in order.
+/// Which kernel runs a forward over tiles (`dfgnn_device::kernels::tiles`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileKernel {
+    /// Every (row, source) pair of a tile as dense products (`tiles::dense`).
+    Dense,
+    /// The tile's edges one by one from shared memory (`tiles::edges`).
+    Edges,
+}
+
+impl TileKernel {
+    /// Its name in plans: `dense` or `per-edge`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dense => "dense",
+            Self::Edges => "per-edge",
+        }
+    }
+}
+
+/// The tiles of a forward: ranges of at most [`TILE_ROWS`] consecutive rows whose columns lie in
+/// a range of at most [`TILE_SOURCES`] source nodes, covering every row once, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TilePlan {
+    /// The kernel that runs them.
+    pub kernel: TileKernel,
     /// Each tile's first row.
     pub first: Vec<u32>,
     /// One past each tile's last row.
@@ -942,13 +994,15 @@ pub struct TilePlan {
     pub src: Vec<u32>,
     /// Each tile's source nodes.
     pub src_count: Vec<u32>,
+    /// The most edges of any tile.
+    pub max_edges: u64,
     /// The graph's edges.
     pub edges: u64,
 }
 
 impl TilePlan {
-    /// The graph's edges over the pairs the tiles compute ([`TILE_ROWS`] × each tile's sources
-    /// rounded up to 16).
+    /// The graph's edges over the pairs the dense kernel computes ([`TILE_ROWS`] × each tile's
+    /// sources rounded up to 16).
     pub fn fill(&self) -> f64 {
         let pairs: u64 = self
             .src_count
@@ -957,17 +1011,51 @@ impl TilePlan {
             .sum();
         if pairs == 0 { 0.0 } else { self.edges as f64 / pairs as f64 }
     }
+
+    /// The graph's edges per source row the tiles stage.
+    pub fn edges_per_staged(&self) -> f64 {
+        let staged: u64 = self.src_count.iter().map(|&c| u64::from(c)).sum();
+        if staged == 0 { 0.0 } else { self.edges as f64 / staged as f64 }
+    }
+
+    /// The per-edge kernel's edge capacity: the most edges of any tile, rounded up to 4.
+    pub fn edge_cap(&self) -> u64 {
+        self.max_edges.div_ceil(4) * 4
+    }
+
+    /// The most sources of any tile.
+    pub fn source_cap(&self) -> u32 {
+        self.src_count.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Dynamic shared memory of a block of the plan's kernel.
+    pub fn shared_bytes(&self) -> u64 {
+        match self.kernel {
+            TileKernel::Dense => u64::from(dfgnn_device::kernels::tiles::dense::SHARED_BYTES),
+            TileKernel::Edges => per_edge_shared_bytes(self.edge_cap(), self.source_cap()),
+        }
+    }
 }
 
-/// Cuts the rows into tiles. First into **segments**, where no row before a cut reaches a column
-/// at or past any column of the rows after it (the graphs of a batch, in order); then each tile
-/// takes whole segments while they fit ([`TILE_ROWS`] rows, [`TILE_SOURCES`] sources), and a
-/// segment of more rows is cut into tiles of [`TILE_ROWS`] rows on its own. `None` when a tile's
-/// sources would span more than [`TILE_SOURCES`].
-fn form_tiles(graph: &GraphShape<'_>) -> Option<TilePlan> {
+/// The per-edge kernel's shared memory for tiles of at most `edge_cap` edges (a multiple of 4)
+/// and `source_cap` sources, without overflow for any `edge_cap`.
+fn per_edge_shared_bytes(edge_cap: u64, source_cap: u32) -> u64 {
+    let capped = edge_cap.min(u64::from(TILE_EDGES)) as usize;
+    let bytes = u64::from(dfgnn_device::kernels::tiles::edges::shared_bytes(capped, source_cap as usize));
+    bytes + 8 * (edge_cap - capped as u64)
+}
+
+/// Cuts the rows into tiles of at most `edge_limit` edges each. First into **segments**, where no
+/// row before a cut reaches a column at or past any column of the rows after it (the graphs of a
+/// batch, in order); then each tile takes whole segments while they fit ([`TILE_ROWS`] rows,
+/// [`TILE_SOURCES`] sources, `edge_limit` edges), and a segment that does not fit alone is cut
+/// into tiles of consecutive rows on its own, each as long as it fits. `None` when a tile's
+/// sources would span more than [`TILE_SOURCES`] or a row has more than `edge_limit` edges.
+fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Option<TilePlan> {
     let n = graph.row_offsets.len().saturating_sub(1);
     let edges = graph.row_offsets.last().copied().unwrap_or(0);
     let nonempty = |r: usize| graph.row_offsets[r + 1] > graph.row_offsets[r];
+    let edges_of = |first: usize, end: usize| graph.row_offsets[end] - graph.row_offsets[first];
     // suffix_min[r]: the least column of rows r.. (u32::MAX when they are empty).
     let mut suffix_min = vec![u32::MAX; n + 1];
     for r in (0..n).rev() {
@@ -991,37 +1079,50 @@ fn form_tiles(graph: &GraphShape<'_>) -> Option<TilePlan> {
         rows.filter(|&r| nonempty(r))
             .fold((u32::MAX, 0), |(lo, hi), r| (lo.min(graph.row_min_col[r]), hi.max(graph.row_max_col[r])))
     };
-    let mut plan = TilePlan { first: Vec::new(), end: Vec::new(), src: Vec::new(), src_count: Vec::new(), edges };
+    let mut plan = TilePlan {
+        kernel,
+        first: Vec::new(),
+        end: Vec::new(),
+        src: Vec::new(),
+        src_count: Vec::new(),
+        max_edges: 0,
+        edges,
+    };
     let mut push = |first: usize, end: usize| -> Option<()> {
         let (lo, hi) = span(first..end);
         let count = if lo <= hi { hi - lo + 1 } else { 0 };
-        if count > TILE_SOURCES {
+        if count > TILE_SOURCES || edges_of(first, end) > edge_limit {
             return None;
         }
         plan.first.push(first as u32);
         plan.end.push(end as u32);
         plan.src.push(if lo <= hi { lo } else { 0 });
         plan.src_count.push(count);
+        plan.max_edges = plan.max_edges.max(edges_of(first, end));
         Some(())
     };
     let rows_max = TILE_ROWS as usize;
+    let fits = |first: usize, end: usize| end - first <= rows_max && edges_of(first, end) <= edge_limit;
     let (mut open, mut open_end) = (None::<usize>, 0usize);
     for &(first, end) in &segments {
         if let Some(o) = open {
             let (lo, hi) = span(o..end);
-            if end - o <= rows_max && (lo > hi || hi - lo < TILE_SOURCES) {
+            if fits(o, end) && (lo > hi || hi - lo < TILE_SOURCES) {
                 open_end = end;
                 continue;
             }
             push(o, open_end)?;
             open = None;
         }
-        if end - first <= rows_max {
+        if fits(first, end) {
             (open, open_end) = (Some(first), end);
         } else {
             let mut r = first;
             while r < end {
-                let stop = (r + rows_max).min(end);
+                let mut stop = r + 1;
+                while stop < end && fits(r, stop + 1) {
+                    stop += 1;
+                }
                 push(r, stop)?;
                 r = stop;
             }
@@ -1033,60 +1134,109 @@ fn form_tiles(graph: &GraphShape<'_>) -> Option<TilePlan> {
     Some(plan)
 }
 
-/// Whether GT's forward runs over dense tiles (`dfgnn_device::kernels::tiles`) instead of its
-/// fused pass, and which: under `auto` when the graph cuts into tiles (at the graphs of a batch,
-/// then every [`TILE_ROWS`] rows; see [`TilePlan`]) with at least [`MIN_TILE_FILL`] of the
-/// tiles' computed pairs edges and the device gives a block the tile kernel's
-/// shared memory (batches of small dense graphs); always when `options.dense_tiles` forces it
-/// (an error when the graph does not tile or the device cannot), never when it forbids it or a
-/// schedule is forced. `plan` is the model's plan (its schedule must be fused); the decision
-/// goes to its `tiles` and `reasons`. The backward and dropout's forward run the fused passes.
-pub fn plan_tiles(plan: &mut Plan, graph: &GraphShape<'_>, device: &DeviceLimits, options: &PlanOptions) -> Result<()> {
-    let forced = match options.dense_tiles {
-        Some(false) => return Ok(()),
-        Some(true) => true,
+/// Whether GT's forward runs over tiles (`dfgnn_device::kernels::tiles`) instead of its fused
+/// pass, and over which kernel. The graph must cut into tiles (at the graphs of a batch, then
+/// every [`TILE_ROWS`] rows; see [`TilePlan`]) and the device give a block the kernel's shared
+/// memory. Under `auto` (batches of small graphs): the dense kernel when at least
+/// [`DENSE_TILE_FILL`] of its computed pairs are edges; else the per-edge kernel when its tiles
+/// (of at most [`TILE_EDGES`] edges) stage at most one source row per [`MIN_EDGES_PER_STAGED`]
+/// edges; else the dense kernel from [`MIN_TILE_FILL`]; else none. `options.tiles` forces a
+/// kernel (an error when the graph does not tile for it or the device cannot) or forbids tiles;
+/// a forced schedule takes none unless forced. `plan` is the model's plan (its schedule must be
+/// fused) and `kernels` the tile kernels the model has; the decision goes to its `tiles` and
+/// `reasons`. The backward and dropout's forward run the fused passes.
+pub fn plan_tiles(
+    plan: &mut Plan,
+    graph: &GraphShape<'_>,
+    device: &DeviceLimits,
+    options: &PlanOptions,
+    kernels: &[TileKernel],
+) -> Result<()> {
+    let forced = match options.tiles {
+        Some(TileChoice::Off) => return Ok(()),
+        Some(TileChoice::Dense) => Some(TileKernel::Dense),
+        Some(TileChoice::Edges) => Some(TileKernel::Edges),
         None if options.schedule != Schedule::Auto => return Ok(()),
-        None => false,
+        None => None,
     };
     let refuse = |why: String| -> Result<()> {
-        if forced { Err(Error::Unsupported { what: format!("dense tiles: {why}") }) } else { Ok(()) }
+        if forced.is_some() { Err(Error::Unsupported { what: format!("tiles: {why}") }) } else { Ok(()) }
     };
     if !plan.schedule.is_fused() || plan.forward.is_err() {
         return refuse(format!("the {} schedule has no fused forward to stand in for", plan.schedule));
     }
-    let shared = dfgnn_device::kernels::tiles::TILE_SHARED_BYTES;
-    if device.max_shared_per_block < shared {
-        return refuse(format!(
-            "a tile needs {shared} bytes of shared memory per block; the device allows {}",
-            device.max_shared_per_block
-        ));
-    }
-    let Some(tiles) = form_tiles(graph) else {
-        return refuse(format!("a tile's columns span more than {TILE_SOURCES} source nodes"));
+    let form = |kernel: TileKernel| -> std::result::Result<TilePlan, String> {
+        if !kernels.contains(&kernel) {
+            return Err(format!("the model has no {} tile kernel", kernel.name()));
+        }
+        let limit = match kernel {
+            TileKernel::Dense => u64::MAX,
+            TileKernel::Edges => u64::from(TILE_EDGES),
+        };
+        let tiles = form_tiles(graph, kernel, limit).ok_or_else(|| match kernel {
+            TileKernel::Dense => format!("a tile's columns span more than {TILE_SOURCES} source nodes"),
+            TileKernel::Edges => format!(
+                "a tile's columns span more than {TILE_SOURCES} source nodes, or a row has more than {TILE_EDGES} edges"
+            ),
+        })?;
+        if tiles.shared_bytes() > u64::from(device.max_shared_per_block) {
+            return Err(format!(
+                "a tile needs {} bytes of shared memory per block; the device allows {}",
+                tiles.shared_bytes(),
+                device.max_shared_per_block
+            ));
+        }
+        if tiles.first.len() as u64 * u64::from(plan.heads) > i32::MAX as u64 {
+            return Err(format!(
+                "{} tiles x {} heads blocks are more than one launch takes",
+                tiles.first.len(),
+                plan.heads
+            ));
+        }
+        Ok(tiles)
     };
-    if tiles.first.len() as u64 * u64::from(plan.heads) > i32::MAX as u64 {
-        return refuse(format!(
-            "{} tiles x {} heads blocks are more than one launch takes",
-            tiles.first.len(),
-            plan.heads
-        ));
-    }
-    if !forced && tiles.fill() < MIN_TILE_FILL {
-        plan.reasons.push(format!(
-            "forward: not over dense tiles ({} tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled, under {:.0} %)",
-            tiles.first.len(),
-            100.0 * tiles.fill(),
-            100.0 * MIN_TILE_FILL
-        ));
-        return Ok(());
-    }
+    let describe = |t: &TilePlan| {
+        format!(
+            "{} tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled, {:.1} edges per staged source",
+            t.first.len(),
+            100.0 * t.fill(),
+            t.edges_per_staged()
+        )
+    };
+    let chosen = match forced {
+        Some(kernel) => match form(kernel) {
+            Ok(t) => t,
+            Err(why) => return refuse(why),
+        },
+        None => {
+            let dense = form(TileKernel::Dense);
+            let edges = form(TileKernel::Edges).ok().filter(|t| t.edges_per_staged() >= MIN_EDGES_PER_STAGED);
+            match (dense, edges) {
+                (Ok(dense), _) if dense.fill() >= DENSE_TILE_FILL => dense,
+                (_, Some(edges)) => edges,
+                (Ok(dense), None) if dense.fill() >= MIN_TILE_FILL => dense,
+                (Ok(dense), None) => {
+                    plan.reasons.push(format!(
+                        "forward: not over tiles ({}; the dense kernel's under {:.0} % filled, the per-edge kernel's under {MIN_EDGES_PER_STAGED} edges per staged source or over {TILE_EDGES} edges a tile)",
+                        describe(&dense),
+                        100.0 * MIN_TILE_FILL
+                    ));
+                    return Ok(());
+                }
+                (Err(why), None) => {
+                    plan.reasons.push(format!("forward: not over tiles ({why})"));
+                    return Ok(());
+                }
+            }
+        }
+    };
     plan.reasons.push(format!(
-        "forward: over {} dense tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled{}",
-        tiles.first.len(),
-        100.0 * tiles.fill(),
-        if forced { " (forced)" } else { "" }
+        "forward: over {} ({}){}",
+        describe(&chosen),
+        chosen.kernel.name(),
+        if forced.is_some() { " (forced)" } else { "" }
     ));
-    plan.tiles = Some(tiles);
+    plan.tiles = Some(chosen);
     Ok(())
 }
 
@@ -1097,7 +1247,7 @@ impl Plan {
             Ok(p) if self.schedule.is_fused() => {
                 let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
                 if let Some(t) = &self.tiles {
-                    parts.insert(0, format!("forward over {} dense tiles", t.first.len()));
+                    parts.insert(0, format!("forward over {} {} tiles", t.first.len(), t.kernel.name()));
                 }
                 if let Some(g) = &self.groups {
                     parts.push(format!(
@@ -1136,7 +1286,14 @@ impl fmt::Display for Plan {
             )
         };
         if let Some(t) = &self.tiles {
-            writeln!(f, "  forward: {} dense tiles, {:.0} % filled", t.first.len(), 100.0 * t.fill())?;
+            writeln!(
+                f,
+                "  forward: {} {} tiles, {:.0} % filled, {:.1} edges per staged source",
+                t.first.len(),
+                t.kernel.name(),
+                100.0 * t.fill(),
+                t.edges_per_staged()
+            )?;
         }
         match &self.forward {
             Ok(p) => pass(f, "forward", p)?,

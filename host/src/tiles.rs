@@ -1,14 +1,20 @@
-//! The dense tiles of GT's forward on the device ([`crate::plan::plan_tiles`] chooses them,
-//! `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the launch.
+//! The tiles of GT's forward on the device ([`crate::plan::plan_tiles`] chooses them and their
+//! kernel, `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the
+//! launch.
 
-use dfgnn_device::abi::GtTilesParams;
-use dfgnn_device::kernels::tiles::{GT_TILES_FWD_W1, GT_TILES_FWD_W4, TILE_SHARED_BYTES, TILE_THREADS};
+use dfgnn_device::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams};
+use dfgnn_device::kernels::tiles::TILE_THREADS;
+use dfgnn_device::kernels::tiles::dense::{GT_TILES_FWD_W1, GT_TILES_FWD_W4};
+use dfgnn_device::kernels::tiles::edges::{
+    GAT_TILE_EDGES_FWD_W1, GAT_TILE_EDGES_FWD_W4, GATV2_TILE_EDGES_FWD_W1, GATV2_TILE_EDGES_FWD_W4,
+    GT_TILE_EDGES_FWD_W1, GT_TILE_EDGES_FWD_W4,
+};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
 
 use crate::backend::Buffer;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::plan::TilePlan;
+use crate::plan::{TileKernel, TilePlan};
 
 /// A [`TilePlan`] on the device.
 pub(crate) struct DeviceTiles {
@@ -17,13 +23,39 @@ pub(crate) struct DeviceTiles {
     src: Buffer<u32>,
     src_count: Buffer<u32>,
     count: usize,
+    kernel: TileKernel,
+    /// The per-edge kernel's capacities (`GtTilesParams::edge_cap`, `source_cap`).
+    caps: (u32, u32),
+    shared_bytes: u32,
 }
 
-/// Where a tile forward reads its inputs and writes its results.
+/// Where GT's tile forward reads its inputs and writes its results.
 pub(crate) struct TileIo {
     pub(crate) q: GSlice<f32>,
     pub(crate) k: GSlice<f32>,
     pub(crate) v: GSlice<f32>,
+    pub(crate) out: GSliceMut<f32>,
+    pub(crate) lse: GSliceMut<f32>,
+    pub(crate) stats: GSliceMut<f32>,
+}
+
+/// Where GAT's tile forward reads its inputs and writes its results.
+pub(crate) struct GatTileIo {
+    pub(crate) el: GSlice<f32>,
+    pub(crate) er: GSlice<f32>,
+    pub(crate) h: GSlice<f32>,
+    pub(crate) out: GSliceMut<f32>,
+    pub(crate) lse: GSliceMut<f32>,
+    pub(crate) stats: GSliceMut<f32>,
+    /// `(o⁺, α⁺)`, or both empty: no positive part saved.
+    pub(crate) part: (GSliceMut<f32>, GSliceMut<f32>),
+}
+
+/// Where GATv2's tile forward reads its inputs and writes its results.
+pub(crate) struct GatV2TileIo {
+    pub(crate) xr: GSlice<f32>,
+    pub(crate) xl: GSlice<f32>,
+    pub(crate) a: GSlice<f32>,
     pub(crate) out: GSliceMut<f32>,
     pub(crate) lse: GSliceMut<f32>,
     pub(crate) stats: GSliceMut<f32>,
@@ -39,10 +71,14 @@ impl DeviceTiles {
             src: backend.upload(&plan.src)?,
             src_count: backend.upload(&plan.src_count)?,
             count: plan.first.len(),
+            kernel: plan.kernel,
+            // The planner checked the shared memory against the device's limit, so both fit.
+            caps: (plan.edge_cap() as u32, plan.source_cap()),
+            shared_bytes: plan.shared_bytes() as u32,
         })
     }
 
-    /// GT's forward over the tiles: `io.out`, `io.lse` and `io.stats` for every row of `graph`
+    /// GT's forward over the tiles, by the plan's kernel: `io.out`, `io.lse` and `io.stats` for every row of `graph`
     /// (the tiles cover them all), `heads` × `feat` features, scores scaled by `scale_log2`.
     pub(crate) fn gt_forward(
         &self,
@@ -73,20 +109,130 @@ impl DeviceTiles {
             feat,
             num_tiles: self.count as u32,
             scale_log2,
+            edge_cap: self.caps.0,
+            source_cap: self.caps.1,
         };
-        // The planner kept tiles × heads within one launch's grid.
-        let config = LaunchConfig {
-            grid: Dim3::x(self.count as u32 * heads),
-            block: Dim3::x(TILE_THREADS),
-            shared_bytes: TILE_SHARED_BYTES,
-        };
+        let config = self.config(heads);
         // 16-byte staging needs every head's features to start on a 16-byte boundary.
-        let kernel = if feat.is_multiple_of(4) { &GT_TILES_FWD_W4 } else { &GT_TILES_FWD_W1 };
+        let wide = feat.is_multiple_of(4);
+        let kernel = match (self.kernel, wide) {
+            (TileKernel::Dense, true) => &GT_TILES_FWD_W4,
+            (TileKernel::Dense, false) => &GT_TILES_FWD_W1,
+            (TileKernel::Edges, true) => &GT_TILE_EDGES_FWD_W4,
+            (TileKernel::Edges, false) => &GT_TILE_EDGES_FWD_W1,
+        };
         // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie
-        // in its source range, which the kernel's shared memory holds), q/k/v are `[N, H, F]`
+        // in its source range, and for the per-edge kernel its edges and sources within the
+        // capacities the shared memory was sized for), q/k/v are `[N, H, F]`
         // views the caller checked, read-only and distinct from the three outputs, which are
         // `[N_dst, H, F]`, `[N_dst, H]` and `[N_dst, H, 2]` and distinct from each other; the
         // 16-byte kernel only for `F % 4 == 0`.
         unsafe { graph.backend().launch(kernel, &config, &params) }
+    }
+
+    /// The launch configuration of the plan's kernel over `heads` heads.
+    fn config(&self, heads: u32) -> LaunchConfig {
+        // The planner kept tiles × heads within one launch's grid.
+        LaunchConfig {
+            grid: Dim3::x(self.count as u32 * heads),
+            block: Dim3::x(TILE_THREADS),
+            shared_bytes: self.shared_bytes,
+        }
+    }
+
+    /// GAT's forward over the tiles (the per-edge kernel; the planner offers GAT no other):
+    /// `io.out`, `io.lse`, `io.stats` and, unless empty, the positive part, for every row of
+    /// `graph`, `heads` × `feat` features, LeakyReLU slope `slope`.
+    pub(crate) fn gat_forward(
+        &self,
+        graph: &DeviceGraph<'_>,
+        (heads, feat): (u32, u32),
+        slope: f32,
+        io: GatTileIo,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        if self.kernel != TileKernel::Edges {
+            return Err(Error::Unsupported { what: "GAT over dense tiles".to_string() });
+        }
+        let params = GatTilesParams {
+            offsets: graph.d_row_offsets.view(),
+            columns: graph.d_columns.view(),
+            coo_rows: graph.d_coo_rows.view(),
+            tile_first: self.first.view(),
+            tile_end: self.end.view(),
+            tile_src: self.src.view(),
+            tile_src_count: self.src_count.view(),
+            el: io.el,
+            er: io.er,
+            h: io.h,
+            out: io.out,
+            lse: io.lse,
+            stats: io.stats,
+            part_out: io.part.0,
+            part_weight: io.part.1,
+            heads,
+            feat,
+            num_tiles: self.count as u32,
+            slope,
+            edge_cap: self.caps.0,
+            source_cap: self.caps.1,
+        };
+        let kernel = if feat.is_multiple_of(4) { &GAT_TILE_EDGES_FWD_W4 } else { &GAT_TILE_EDGES_FWD_W1 };
+        // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie
+        // in its source range, its edges and sources within the capacities the shared memory
+        // was sized for); el `[N_dst, H]`, er `[N_src, H]` and h `[N_src, H, F]` are views the
+        // caller checked, read-only and distinct from the outputs, which are `[N_dst, H, F]`,
+        // `[N_dst, H]`, `[N_dst, H, 2]` and the part's `[N_dst, H, F]` and `[N_dst, H]` (or both
+        // empty), distinct from each other; the 16-byte kernel only for `F % 4 == 0`.
+        unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
+    }
+
+    /// GATv2's forward over the tiles (the per-edge kernel; the planner offers GATv2 no other):
+    /// `io.out`, `io.lse` and `io.stats` for every row of `graph`, `heads` × `feat` features,
+    /// LeakyReLU slope `slope`.
+    pub(crate) fn gatv2_forward(
+        &self,
+        graph: &DeviceGraph<'_>,
+        (heads, feat): (u32, u32),
+        slope: f32,
+        io: GatV2TileIo,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        if self.kernel != TileKernel::Edges {
+            return Err(Error::Unsupported { what: "GATv2 over dense tiles".to_string() });
+        }
+        let params = GatV2TilesParams {
+            offsets: graph.d_row_offsets.view(),
+            columns: graph.d_columns.view(),
+            coo_rows: graph.d_coo_rows.view(),
+            tile_first: self.first.view(),
+            tile_end: self.end.view(),
+            tile_src: self.src.view(),
+            tile_src_count: self.src_count.view(),
+            xr: io.xr,
+            xl: io.xl,
+            a: io.a,
+            out: io.out,
+            lse: io.lse,
+            stats: io.stats,
+            heads,
+            feat,
+            num_tiles: self.count as u32,
+            slope,
+            edge_cap: self.caps.0,
+            source_cap: self.caps.1,
+        };
+        let kernel = if feat.is_multiple_of(4) { &GATV2_TILE_EDGES_FWD_W4 } else { &GATV2_TILE_EDGES_FWD_W1 };
+        // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie
+        // in its source range, its edges and sources within the capacities the shared memory
+        // was sized for); xr `[N_dst, H, F]`, xl `[N_src, H, F]` and a `[H, F]` are views the
+        // caller checked, read-only and distinct from the outputs, which are `[N_dst, H, F]`,
+        // `[N_dst, H]` and `[N_dst, H, 2]`, distinct from each other; the 16-byte kernel only
+        // for `F % 4 == 0`.
+        unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
     }
 }

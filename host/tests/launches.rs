@@ -14,7 +14,7 @@
 //!   two vectors' partials and gradients, and `dh_dst` when it comes on its own (`dh` is the
 //!   aggregation's, updated in place).
 
-use dfgnn::{Backend, Counts, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule};
+use dfgnn::{Backend, Counts, DeviceGraph, Gat, GatConfig, Gt, GtConfig, PlanOptions, Schedule, TileChoice};
 use dfgnn_graphs::Csr;
 
 /// Rows of degrees 3, 1, 0, 20, 2, 5, 0, 1; columns of degrees 4, 5, 3, 5, 4, 4, 4, 3 (no split
@@ -62,23 +62,25 @@ fn c(launches: u64, buffers: u64) -> Counts {
 
 #[test]
 fn launches_and_buffers_per_call() {
-    let packing_off = PlanOptions { team_rows_below: Some(0), ..PlanOptions::default() };
+    // The graph is small enough to tile: the row passes' cases forbid tiles.
+    let rows = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
+    let packing_off = PlanOptions { team_rows_below: Some(0), ..rows.clone() };
     #[rustfmt::skip]
-    let table: [Case; 6] = [
+    let table: [Case; 8] = [
         // 4 x 64: one team, nothing packed or split: one launch per pass; 3 + 4 buffers.
-        ("4x64 row_tiled", 4, 64, PlanOptions::default(), (c(1, 3), c(2, 4))),
+        ("4x64 row_tiled", 4, 64, rows.clone(), (c(1, 3), c(2, 4))),
         // 1 x 7: 4 teams of 8 lanes, but far fewer short rows than one wave of warps: by default
         // nothing is packed, one launch per pass.
-        ("1x7 default", 1, 7, PlanOptions::default(), (c(1, 3), c(2, 4))),
+        ("1x7 default", 1, 7, rows.clone(), (c(1, 3), c(2, 4))),
         // Packed below the default's step bound (forward step 4 x 4 teams = 16 edges, forced):
         // every row but the one of 20 is packed: two forward launches; the backward packs the
         // same rows (two launches) and every column (one launch).
-        ("1x7 packed", 1, 7, PlanOptions { team_rows_below: Some(17), ..PlanOptions::default() },
+        ("1x7 packed", 1, 7, PlanOptions { team_rows_below: Some(17), ..rows.clone() },
             (c(2, 3), c(3, 4))),
         // ... packing off: one launch per pass.
         ("1x7 unpacked", 1, 7, packing_off, (c(1, 3), c(2, 4))),
         // ... every row packed: only the packed launch of each pass.
-        ("1x7 all packed", 1, 7, PlanOptions { team_rows_below: Some(u64::MAX), ..PlanOptions::default() },
+        ("1x7 all packed", 1, 7, PlanOptions { team_rows_below: Some(u64::MAX), ..rows.clone() },
             (c(1, 3), c(2, 4))),
         // 4 x 64 split past 4 edges (rows of 20 and 5, columns of 5): forward
         // pass + combine, 3 + 2 buffers; backward rows pass + combine, columns pass + one combine
@@ -86,6 +88,11 @@ fn launches_and_buffers_per_call() {
         ("4x64 row_split", 4, 64, PlanOptions {
             schedule: Schedule::RowSplit, split_threshold: Some(4), chunk_edges: Some(2), ..PlanOptions::default()
         }, (c(2, 5), c(4, 7))),
+        // Tiles (the default here: one tile of the 8 rows, per edge; and forced dense): the
+        // forward is one launch whatever the packing, the backward the fused passes'.
+        ("1x7 per-edge tiles", 1, 7, PlanOptions::default(), (c(1, 3), c(2, 4))),
+        ("4x64 dense tiles", 4, 64, PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() },
+            (c(1, 3), c(2, 4))),
     ];
     for (name, heads, feat, plan, want) in table {
         assert_eq!(counts(heads, feat, plan), want, "{name}");

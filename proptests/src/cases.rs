@@ -300,6 +300,38 @@ pub fn dense_batch() -> Csr {
     Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a dense batch is a valid graph: {e}"))
 }
 
+/// A batch of small sparse graphs (block diagonal), the graphs `auto` runs GT's forward over in
+/// per-edge tiles: components of 3, 17, 40, 90, 7, 150 and 1 nodes, each node with its self loop
+/// and about 4 random neighbours in its graph (duplicates possible), every 13th row empty, and
+/// the first row of the 90-node graph 300 copies of one edge (a row longer than a warp's steps
+/// and a sum's blocks).
+pub fn sparse_batch() -> Csr {
+    let sizes = [3usize, 17, 40, 90, 7, 150, 1];
+    let n: usize = sizes.iter().sum();
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |below: usize| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) % below as u64) as usize
+    };
+    let mut first = 0;
+    for size in sizes {
+        for (r, row) in rows.iter_mut().enumerate().skip(first).take(size) {
+            if r % 13 == 12 {
+                continue;
+            }
+            row.push(r as u32);
+            let extra = next(9);
+            row.extend((0..extra).map(|_| (first + next(size)) as u32));
+        }
+        if size == 90 {
+            rows[first] = vec![(first + 7) as u32; 300];
+        }
+        first += size;
+    }
+    Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a sparse batch is a valid graph: {e}"))
+}
+
 /// A bipartite graph in two dense tiles whose source ranges overlap: 200 rows over 150 sources,
 /// rows 0..100 on sources 0..100 and rows 100..200 on sources 50..150 (every second pair).
 pub fn dense_bipartite() -> Csr {

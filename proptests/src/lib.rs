@@ -128,14 +128,26 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
-        fn gt_dense_tiles() {
-            $crate::suite::dense_tiles(&$backend, $crate::suite::Model::Gt);
+        fn gt_tiles() {
+            $crate::suite::tiles(&$backend, $crate::suite::Model::Gt);
         }
 
         #[test]
         $(#[$attr])*
-        fn agnn_dense_tiles() {
-            $crate::suite::dense_tiles(&$backend, $crate::suite::Model::Agnn);
+        fn agnn_tiles() {
+            $crate::suite::tiles(&$backend, $crate::suite::Model::Agnn);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gat_tiles() {
+            $crate::suite::tiles(&$backend, $crate::suite::Model::Gat);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn gatv2_tiles() {
+            $crate::suite::tiles(&$backend, $crate::suite::Model::GatV2);
         }
 
         #[test]

@@ -4,14 +4,15 @@
 
 use std::time::Instant;
 
-use dfgnn::{Backend, Error, PlanOptions, Schedule};
+use dfgnn::plan::TileKernel;
+use dfgnn::{Backend, Error, PlanOptions, Schedule, TileChoice};
 use dfgnn_graphs::Csr;
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
 use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
-    forced_options, power_law_cases, sweep_graph,
+    forced_options, power_law_cases, sparse_batch, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -312,46 +313,91 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
     tally.finish();
 }
 
-/// GT's and AGNN's forward over dense tiles (`dfgnn::plan::plan_tiles`), and the backward after
-/// it: `auto` must take the tiles on a batch of small dense graphs and on a bipartite graph whose
-/// tiles' source ranges overlap (and not on the sweep graph, a sparse one), forced tiles must run
-/// there too, and tiles forced off give the row passes' results; every result within the
-/// tolerance rule and bit-identical run after run, for odd and wide shapes.
-pub fn dense_tiles(backend: &Backend, model: Model) {
-    let mut tally =
-        Tally::new(model.pick(["gt_dense_tiles", "agnn_dense_tiles", "gat_dense_tiles", "gatv2_dense_tiles"]));
+/// Every model's forward over tiles (`dfgnn::plan::plan_tiles`; GAT and GATv2 have the per-edge
+/// kernel only, and forcing the dense one is an error), and the backward after it:
+/// `auto` must take tiles on a batch of small dense graphs, the per-edge kernel on a batch of
+/// small sparse ones (with a long row of repeated edges), tiles on a bipartite graph whose
+/// tiles' source ranges overlap, and none on a sparse graph whose rows reach too far; each
+/// forced kernel must run on the first three, and tiles forced off give the row passes' results;
+/// every result within the tolerance rule and bit-identical run after run, for odd and wide
+/// shapes.
+pub fn tiles(backend: &Backend, model: Model) {
+    let mut tally = Tally::new(model.pick(["gt_tiles", "agnn_tiles", "gat_tiles", "gatv2_tiles"]));
     let batch = dense_batch();
-    let mut graphs = vec![("dense batch", batch.clone())];
+    let sparse = sparse_batch();
+    // `auto` on the dense batch: either kernel, by its fill (the planner's table tests pin the rule).
+    let mut graphs =
+        vec![("dense batch", batch.clone(), None), ("sparse batch", sparse.clone(), Some(TileKernel::Edges))];
     if model != Model::Agnn {
-        graphs.push(("dense bipartite", dense_bipartite()));
+        graphs.push(("dense bipartite", dense_bipartite(), None));
     }
-    let tiled = |report: &Report, want: bool| -> Result<(), String> {
-        match (&report.plan.tiles, want) {
-            (Some(_), true) | (None, false) => Ok(()),
-            (_, true) => Err(format!("{}\n{}the forward is not over dense tiles", report.context, report.plan)),
-            (_, false) => Err(format!("{}\n{}the forward is over dense tiles", report.context, report.plan)),
+    let tiled = |report: &Report, want: Option<Option<TileKernel>>| -> Result<(), String> {
+        let got = report.plan.tiles.as_ref().map(|t| t.kernel);
+        let ok = match want {
+            Some(None) => got.is_some(),
+            Some(kernel) => got == kernel,
+            None => got.is_none(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}
+{}the forward's tiles are {got:?}, expected {want:?}",
+                report.context, report.plan
+            ))
         }
     };
-    for (name, g) in &graphs {
+    for (name, g, auto) in &graphs {
         for (h, f) in [(1, 7), (3, 33), (2, 100), (1, 128), (8, 4)] {
-            let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
-            let off = PlanOptions { dense_tiles: Some(false), ..PlanOptions::default() };
-            for (options, want) in [(PlanOptions::default(), true), (forced, true), (off, false)] {
-                let result = model
-                    .check(backend, g, h, f, &options, 11 + u64::from(f))
-                    .and_then(|r| tiled(&r, want))
-                    .map_err(|e| format!("`{name}`: {e}"));
-                tally.record(result);
+            let with = |tiles| PlanOptions { tiles: Some(tiles), ..PlanOptions::default() };
+            let cases = [
+                (PlanOptions::default(), Some(*auto)),
+                (with(TileChoice::Dense), Some(Some(TileKernel::Dense))),
+                (with(TileChoice::Edges), Some(Some(TileKernel::Edges))),
+                (with(TileChoice::Off), None),
+            ];
+            for (options, want) in cases {
+                let result = model.check(backend, g, h, f, &options, 11 + u64::from(f));
+                let dense_less = matches!(model, Model::Gat | Model::GatV2);
+                let result = if dense_less && options.tiles == Some(TileChoice::Dense) {
+                    // GAT and GATv2 have the per-edge kernel only: forcing the dense one is a
+                    // clear error.
+                    match result {
+                        Err(e) if e.contains("no dense tile kernel") => Ok(()),
+                        Err(e) => Err(e),
+                        Ok(r) => Err(format!("{}: forced dense tiles should be an error", r.context)),
+                    }
+                } else {
+                    result.and_then(|r| tiled(&r, want))
+                };
+                tally.record(result.map_err(|e| format!("`{name}`: {e}")));
             }
         }
     }
-    let sparse = model.check(backend, &sweep_graph(), 2, 16, &PlanOptions::default(), 3).and_then(|r| tiled(&r, false));
-    tally.record(sparse.map_err(|e| format!("the sweep graph: {e}")));
-    let repeated = match model {
-        Model::Gt => check_gt_repeatable(backend, &batch, &GtCase::new(3, 33, &PlanOptions::default()), 7, 2),
-        _ => check_agnn_repeatable(backend, &batch, 3, 33, &PlanOptions::default(), 7, 2),
-    };
-    tally.record(repeated.map_err(|e| format!("`dense batch` run twice: {e}")));
+    // A sparse graph whose rows reach across 2,000 nodes does not tile.
+    let wide = dfgnn_graphs::strategy::PowerLawCase {
+        n: 2_000,
+        mean_degree: 4.0,
+        seed: 2_000,
+        hubs: (1, 300),
+        empty_every: 0,
+        self_loops: Vec::new(),
+        duplicate_rows: Vec::new(),
+    }
+    .build();
+    let none = model.check(backend, &wide, 2, 16, &PlanOptions::default(), 3).and_then(|r| tiled(&r, None));
+    tally.record(none.map_err(|e| format!("a wide sparse graph: {e}")));
+    for (name, g) in [("dense batch", &batch), ("sparse batch", &sparse)] {
+        let options = PlanOptions::default();
+        let repeated = match model {
+            Model::Gt => check_gt_repeatable(backend, g, &GtCase::new(3, 33, &options), 7, 2),
+            Model::Gat => check_gat_repeatable(backend, g, &GatCase::new(3, 33, &options), 7, 2),
+            Model::GatV2 => check_gatv2_repeatable(backend, g, &GatV2Case::new(3, 33, &options), 7, 2),
+            _ => check_agnn_repeatable(backend, g, 3, 33, &options, 7, 2),
+        };
+        tally.record(repeated.map_err(|e| format!("`{name}` run twice: {e}")));
+    }
     tally.finish();
 }
 

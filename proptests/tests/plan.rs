@@ -23,8 +23,8 @@
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
-    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, lane_layout, plan, plan_tiles,
-    split_threshold, tasks_per_warp,
+    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, lane_layout,
+    plan, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -553,7 +553,7 @@ impl Shape {
             row_max_col: &self.max_col,
         };
         let mut p = plan(gt::VARIANTS, &shape, 2, 32, device, options)?;
-        plan_tiles(&mut p, &shape, device, options)?;
+        plan_tiles(&mut p, &shape, device, options, &[TileKernel::Dense, TileKernel::Edges])?;
         Ok(p)
     }
 }
@@ -570,58 +570,80 @@ fn complete_batch(graphs: usize, nodes: usize) -> Csr {
 }
 
 #[test]
-fn dense_tiles_cut_rows_at_the_graphs_and_the_tile_size() {
+fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
     // 5 complete graphs of 100 nodes: each a segment of its own (no row reaches the next graph),
     // of more than 64 rows, so cut into tiles of 64 and 36 rows over its 100 sources: 10 tiles,
     // 50,000 edges over 10 x 64 x 112 = 71,680 computed pairs (sources rounded up to 16): 69.8 %
-    // (over 25 %: auto takes them).
+    // (over 50 %: auto takes the dense kernel).
     let s = Shape::of(&complete_batch(5, 100));
     let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
     let t = p.tiles.as_ref().expect("auto takes dense tiles on a dense batch");
+    assert_eq!(t.kernel, TileKernel::Dense);
     assert_eq!(t.first, vec![0, 64, 100, 164, 200, 264, 300, 364, 400, 464]);
     assert_eq!(t.end, vec![64, 100, 164, 200, 264, 300, 364, 400, 464, 500]);
     assert_eq!(t.src, vec![0, 0, 100, 100, 200, 200, 300, 300, 400, 400]);
     assert_eq!(t.src_count, vec![100; 10]);
+    assert_eq!(t.max_edges, 6_400);
     assert!((t.fill() - 50_000.0 / 71_680.0).abs() < 1e-12);
     assert!(p.summary().contains("forward over 10 dense tiles"), "{}", p.summary());
     // 40 graphs of 10 nodes: whole graphs packed 6 to a tile (60 rows; a 7th makes 70 > 64), so
     // 7 tiles (6 x 6 graphs + 4), over 6 x 64 + 48 rounded sources: 4,000 edges over
-    // 64 x 432 = 27,648 pairs, 14.5 %, under 25 %.
+    // 64 x 432 = 27,648 pairs, 14.5 %, under 50 %; 10 edges per staged source row, so auto takes
+    // the per-edge kernel.
     let s = Shape::of(&complete_batch(40, 10));
     let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
-    assert_eq!(p.tiles, None);
+    let t = p.tiles.as_ref().expect("auto takes per-edge tiles on a sparser batch");
+    assert_eq!((t.kernel, t.end.clone()), (TileKernel::Edges, vec![60, 120, 180, 240, 300, 360, 400]));
+    assert_eq!((t.max_edges, t.edge_cap(), t.source_cap()), (600, 600, 60));
     assert!(
-        p.reasons.iter().any(|r| r.contains("not over dense tiles (7 tiles") && r.contains("14.5 % filled")),
+        p.reasons.iter().any(|r| r.contains("over 7 tiles") && r.contains("14.5 % filled") && r.contains("(per-edge)")),
         "{:?}",
         p.reasons
     );
-    // Forced, the same graph runs over them.
-    let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
+    assert!(p.summary().contains("forward over 7 per-edge tiles"), "{}", p.summary());
+    // Forced, the dense kernel runs over the same tiles.
+    let forced = PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
     let p = s.tiles(&forced, &DeviceLimits::h200()).unwrap();
-    assert_eq!(p.tiles.as_ref().map(|t| t.end.clone()), Some(vec![60, 120, 180, 240, 300, 360, 400]));
+    assert_eq!(
+        p.tiles.as_ref().map(|t| (t.kernel, t.end.clone())),
+        Some((TileKernel::Dense, vec![60, 120, 180, 240, 300, 360, 400]))
+    );
+    // A complete graph of 200 nodes: the dense kernel's tiles are 64 rows; the per-edge kernel's
+    // at most 8,192 edges, so 40 rows (8,000 edges).
+    let s = Shape::of(&complete_batch(1, 200));
+    let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
+    assert_eq!(p.tiles.as_ref().map(|t| (t.kernel, t.end.clone())), Some((TileKernel::Dense, vec![64, 128, 192, 200])));
+    let forced = PlanOptions { tiles: Some(TileChoice::Edges), ..PlanOptions::default() };
+    let p = s.tiles(&forced, &DeviceLimits::h200()).unwrap();
+    let t = p.tiles.as_ref().unwrap();
+    assert_eq!((t.kernel, t.end.clone(), t.max_edges), (TileKernel::Edges, vec![40, 80, 120, 160, 200], 8_000));
+    // A row of more edges than a per-edge tile holds (repeated edges): no per-edge tiles.
+    let long = Csr::from_rows(2, &[vec![0; 8_193], vec![1]]).unwrap();
+    let e = Shape::of(&long).tiles(&forced, &DeviceLimits::h200()).unwrap_err().to_string();
+    assert!(e.contains("more than 8192 edges"), "{e}");
 }
 
 #[test]
-fn dense_tiles_only_under_auto_or_when_forced() {
+fn tiles_only_under_auto_or_when_forced() {
     let s = Shape::of(&complete_batch(3, 64));
     let device = DeviceLimits::h200();
     for schedule in [Schedule::RowTiled, Schedule::RowSplit, Schedule::RowGroup] {
         let p = s.tiles(&PlanOptions { schedule, ..PlanOptions::default() }, &device).unwrap();
         assert_eq!(p.tiles, None, "{schedule} is forced");
-        let forced = PlanOptions { schedule, dense_tiles: Some(true), ..PlanOptions::default() };
+        let forced = PlanOptions { schedule, tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
         assert!(s.tiles(&forced, &device).unwrap().tiles.is_some(), "{schedule} with tiles forced");
     }
-    let off = PlanOptions { dense_tiles: Some(false), ..PlanOptions::default() };
+    let off = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
     assert_eq!(s.tiles(&off, &device).unwrap().tiles, None);
     // The unfused schedules have no fused forward to stand in for: forcing tiles there is an
     // error, and so is a graph whose row spans more than a tile, or a device without the
     // shared memory.
     for schedule in [Schedule::EdgeParallel, Schedule::Unfused] {
-        let forced = PlanOptions { schedule, dense_tiles: Some(true), ..PlanOptions::default() };
+        let forced = PlanOptions { schedule, tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
         let e = s.tiles(&forced, &device).unwrap_err().to_string();
         assert!(e.contains("no fused forward"), "{e}");
     }
-    let forced = PlanOptions { dense_tiles: Some(true), ..PlanOptions::default() };
+    let forced = PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
     let wide = Shape::of(&complete_batch(1, 257));
     let e = wide.tiles(&forced, &device).unwrap_err().to_string();
     assert!(e.contains("span more than 256"), "{e}");

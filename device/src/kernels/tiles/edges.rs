@@ -1,0 +1,511 @@
+//! The per-edge tile forward: the tile's queries, keys and values staged in shared memory as in
+//! [`super::dense`], but only the tile's edges scored and aggregated, each from shared memory.
+//! It pays per edge, not per pair, so it serves sparser tiles than the dense products do (a
+//! batch of molecules, of small graphs of low degree), and a duplicate edge is simply an edge.
+//!
+//! # Grid mapping
+//! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads.
+//! 0. Edge list: the tile's edges are a contiguous range of the CSR; each goes to shared memory
+//!    as its row and source within the tile (`row | source << 8`), with each row's first edge.
+//! 1. Scores: `s = (c·log2 e·q)·k` over chunks of [`SCORE_CHUNK`] features staged in shared
+//!    memory (16 bytes a load when `F % 4 == 0`, the `_w4` entry, else 4: `_w1`); thread `t`
+//!    takes edges `t, t + 256, …`, each score a sequential multiply-add chain over the features
+//!    in order, kept in shared memory between chunks.
+//! 2. Softmax: a warp per row takes its exact maximum and sum (butterflies over the lanes, which
+//!    stride over the row's edges); the weights `2^(s − m)` replace the scores.
+//! 3. Aggregation: 8 threads per row, 4 features each of a chunk of [`VALUE_CHUNK`] staged values,
+//!    `out = (Σ_e w_e·v_e)·(1/l)` over the row's edges in order, summed in blocks of
+//!    [`BLOCK_EDGES`] edges (so a long row of repeated edges does not drift); then `lse` and the
+//!    backward's `(m, 1/l)` as the row passes write them.
+//!
+//! # Shared memory
+//! [`shared_bytes`] of the launch's edge and source capacities (the most edges and sources of
+//! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list, the scores
+//! (later the weights), the rows' first edges and `1/l`, then one staging region for the query
+//! and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
+//! 50 KB, so four blocks share a multiprocessor.
+
+use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, stage};
+use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams};
+use crate::kernels::common::reduce::{warp_max, warp_sum};
+use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, weight};
+use crate::kernels::common::unroll::unroll;
+use crate::kernels::common::vector::Vector;
+use crate::simt::{self, F4, GSlice, GSliceMut, SharedSlice, WARP_SIZE, math};
+
+/// Edges of a tile at most (its edge list and scores live in shared memory).
+pub const MAX_EDGES: usize = 8192;
+/// Threads per row in the aggregation, 4 features each.
+const ROW_THREADS: usize = VALUE_CHUNK / 4;
+/// Rows the block aggregates at once.
+const ROW_GROUPS: usize = TILE_THREADS as usize / ROW_THREADS;
+/// Entries of the rows' first edges (`TILE_ROWS + 1`, padded to 16 bytes).
+const STARTS: usize = TILE_ROWS + 4;
+/// Bits of a packed edge's row: the source sits above them.
+const ROW_BITS: u32 = 8;
+/// The bit of a packed edge that marks it in GAT's positive part (`el_i + er_j > 0`).
+const POSITIVE: u32 = 1 << 31;
+const _: () = assert!(TILE_ROWS <= 1 << ROW_BITS && TILE_SOURCES <= 1 << (31 - ROW_BITS));
+/// Byte offset of the staging region past the edge list and scores of `edge_cap` edges.
+const fn region(edge_cap: usize) -> usize {
+    8 * edge_cap + 4 * STARTS + 4 * TILE_ROWS
+}
+/// Bytes of the staged query chunk; the key chunk follows it.
+const Q_BYTES: usize = TILE_ROWS * STRIDE * 4;
+
+/// Dynamic shared memory of a block whose tiles have at most `edge_cap` edges (a multiple of 4)
+/// and `source_cap` sources.
+pub const fn shared_bytes(edge_cap: usize, source_cap: usize) -> u32 {
+    (region(edge_cap) + Q_BYTES + 4 * STRIDE * source_cap + 4 * SCORE_CHUNK) as u32
+}
+
+crate::kernel! {
+    /// GT's forward over the edges of the tiles of [`GtTilesParams`], staging 4 bytes at a time
+    /// (any `F`).
+    pub kernel GT_TILE_EDGES_FWD_W1 = fn gt_tile_edges_fwd_w1(p: &GtTilesParams) {
+        gt_tile_edges_forward::<false>(p)
+    }
+}
+
+crate::kernel! {
+    /// GT's forward over the edges of the tiles of [`GtTilesParams`], staging 16 bytes at a time
+    /// (`F % 4 == 0`).
+    pub kernel GT_TILE_EDGES_FWD_W4 = fn gt_tile_edges_fwd_w4(p: &GtTilesParams) {
+        gt_tile_edges_forward::<true>(p)
+    }
+}
+
+crate::kernel! {
+    /// GAT's forward over the edges of the tiles of [`GatTilesParams`], staging 4 bytes at a time
+    /// (any `F`).
+    pub kernel GAT_TILE_EDGES_FWD_W1 = fn gat_tile_edges_fwd_w1(p: &GatTilesParams) {
+        gat_tile_edges_forward::<false>(p)
+    }
+}
+
+crate::kernel! {
+    /// GAT's forward over the edges of the tiles of [`GatTilesParams`], staging 16 bytes at a time
+    /// (`F % 4 == 0`).
+    pub kernel GAT_TILE_EDGES_FWD_W4 = fn gat_tile_edges_fwd_w4(p: &GatTilesParams) {
+        gat_tile_edges_forward::<true>(p)
+    }
+}
+
+crate::kernel! {
+    /// GATv2's forward over the edges of the tiles of [`GatV2TilesParams`], staging 4 bytes at a
+    /// time (any `F`).
+    pub kernel GATV2_TILE_EDGES_FWD_W1 = fn gatv2_tile_edges_fwd_w1(p: &GatV2TilesParams) {
+        gatv2_tile_edges_forward::<false>(p)
+    }
+}
+
+crate::kernel! {
+    /// GATv2's forward over the edges of the tiles of [`GatV2TilesParams`], staging 16 bytes at a
+    /// time (`F % 4 == 0`).
+    pub kernel GATV2_TILE_EDGES_FWD_W4 = fn gatv2_tile_edges_fwd_w4(p: &GatV2TilesParams) {
+        gatv2_tile_edges_forward::<true>(p)
+    }
+}
+
+/// The tile of block `b` and its layout in shared memory: the edge list, the scores (later the
+/// weights), the rows' first edges and `1/l`, and the staging region past them.
+struct Tile {
+    head: usize,
+    r0: usize,
+    rows: usize,
+    c0: usize,
+    sources: usize,
+    edges: usize,
+    packs: SharedSlice<u32>,
+    scores: SharedSlice<f32>,
+    starts: SharedSlice<u32>,
+    inv: SharedSlice<f32>,
+    /// Byte offset of the staging region.
+    region: usize,
+}
+
+/// Where a tile's tile list and CSR are read from.
+struct TileSource<'a> {
+    offsets: &'a GSlice<u64>,
+    columns: &'a GSlice<u32>,
+    coo_rows: &'a GSlice<u32>,
+    tile_first: &'a GSlice<u32>,
+    tile_end: &'a GSlice<u32>,
+    tile_src: &'a GSlice<u32>,
+    tile_src_count: &'a GSlice<u32>,
+}
+
+impl Tile {
+    /// Block `b`'s tile and head (`None` past the grid's tiles), its edge list and each row's
+    /// first edge written to shared memory (the caller's first barrier ends the writing).
+    #[inline(always)]
+    fn load(src: &TileSource<'_>, heads: usize, num_tiles: usize, edge_cap: usize) -> Option<Self> {
+        let b = simt::block_idx().x as usize;
+        let (tile, head) = (b / heads, b % heads);
+        if tile >= num_tiles {
+            return None;
+        }
+        let t = simt::thread_idx().x as usize;
+        let threads = TILE_THREADS as usize;
+        let r0 = src.tile_first.load(tile) as usize;
+        let rows = src.tile_end.load(tile) as usize - r0;
+        let c0 = src.tile_src.load(tile) as usize;
+        let sources = src.tile_src_count.load(tile) as usize;
+        let shared = simt::dynamic_shared();
+        let packs = shared.slice::<u32>(0, edge_cap);
+        let starts = shared.slice::<u32>(8 * edge_cap, STARTS);
+        let e0 = src.offsets.load(r0) as usize;
+        let edges = src.offsets.load(r0 + rows) as usize - e0;
+        let mut r = t;
+        while r <= rows {
+            starts.store(r, (src.offsets.load(r0 + r) as usize - e0) as u32);
+            r += threads;
+        }
+        let mut base = t;
+        while base < edges {
+            let mut pairs = [(0u32, 0u32); IN_FLIGHT];
+            unroll!(IN_FLIGHT, |u| {
+                let i = base + u * threads;
+                if i < edges {
+                    pairs[u] = (src.coo_rows.load(e0 + i), src.columns.load(e0 + i));
+                }
+            });
+            unroll!(IN_FLIGHT, |u| {
+                let i = base + u * threads;
+                if i < edges {
+                    packs.store(i, (pairs[u].0 - r0 as u32) | ((pairs[u].1 - c0 as u32) << ROW_BITS));
+                }
+            });
+            base += IN_FLIGHT * threads;
+        }
+        Some(Self {
+            head,
+            r0,
+            rows,
+            c0,
+            sources,
+            edges,
+            packs,
+            scores: shared.slice::<f32>(4 * edge_cap, edge_cap),
+            starts,
+            inv: shared.slice::<f32>(8 * edge_cap + 4 * STARTS, TILE_ROWS),
+            region: region(edge_cap),
+        })
+    }
+
+    /// Edge `e`'s row and source within the tile.
+    #[inline(always)]
+    fn edge(&self, e: usize) -> (usize, usize) {
+        let pack = self.packs.load(e);
+        ((pack & ((1 << ROW_BITS) - 1)) as usize, ((pack & !POSITIVE) >> ROW_BITS) as usize)
+    }
+
+    /// Row `row`'s edges.
+    #[inline(always)]
+    fn row_edges(&self, row: usize) -> core::ops::Range<usize> {
+        self.starts.load(row) as usize..self.starts.load(row + 1) as usize
+    }
+
+    /// Every edge's score `Σ_f fold(row_f, source_f, a_f)` over the features of head `head`, chunk
+    /// by chunk of [`SCORE_CHUNK`] staged in the staging region: the rows' features from `rows.0`
+    /// times `rows.1`, the sources' from `sources`, and `a` (`[H, F]`, or empty) times log2(e);
+    /// `fold` takes 4 features at a time into the running score, in feature order. Thread `t`
+    /// takes edges `t, t + 256, …`, the running scores in shared memory between chunks; the
+    /// first barrier ends the edge list, and the last follows the last chunk.
+    #[inline(always)]
+    fn score_chunks<const WIDE: bool>(
+        &self,
+        rows: (GSlice<f32>, f32),
+        sources: GSlice<f32>,
+        a: GSlice<f32>,
+        (heads, feat): (usize, usize),
+        source_cap: usize,
+        fold: impl Fn(f32, F4, F4, F4) -> f32,
+    ) {
+        let shared = simt::dynamic_shared();
+        let (qs, qs4) = (
+            shared.slice::<f32>(self.region, TILE_ROWS * STRIDE),
+            shared.slice::<F4>(self.region, TILE_ROWS * STRIDE / 4),
+        );
+        let at = self.region + Q_BYTES;
+        let (ks, ks4) = (shared.slice::<f32>(at, source_cap * STRIDE), shared.slice::<F4>(at, source_cap * STRIDE / 4));
+        let at = at + 4 * STRIDE * source_cap;
+        let (as1, as4) = (shared.slice::<f32>(at, SCORE_CHUNK), shared.slice::<F4>(at, SCORE_CHUNK / 4));
+        let row_len = heads * feat;
+        let t = simt::thread_idx().x as usize;
+        let mut f0 = 0;
+        while f0 < feat {
+            simt::sync_threads();
+            let valid = (feat - f0).min(SCORE_CHUNK);
+            let col = self.head * feat + f0;
+            stage::<WIDE>((qs, qs4), self.rows, rows.0, (self.r0, self.rows), row_len, col, valid, rows.1);
+            stage::<WIDE>((ks, ks4), self.sources, sources, (self.c0, self.sources), row_len, col, valid, 1.0);
+            if !a.is_empty() && t < SCORE_CHUNK {
+                as1.store(t, if t < valid { a.load(col + t) * math::LOG2_E } else { 0.0 });
+            }
+            simt::sync_threads();
+            let mut e = t;
+            while e < self.edges {
+                let (row, source) = self.edge(e);
+                let mut acc = if f0 == 0 { 0.0 } else { self.scores.load(e) };
+                unroll!(SCORE_CHUNK / 4, |f4| {
+                    let (q, k) = (qs4.load(row * (STRIDE / 4) + f4), ks4.load(source * (STRIDE / 4) + f4));
+                    let a4 = if a.is_empty() { F4::default() } else { as4.load(f4) };
+                    acc = fold(acc, q, k, a4);
+                });
+                self.scores.store(e, acc);
+                e += TILE_THREADS as usize;
+            }
+            f0 += SCORE_CHUNK;
+        }
+        simt::sync_threads();
+    }
+
+    /// The softmax of every row over its scores (after a barrier that ends their writing), a warp
+    /// per row: the weights `2^(s − m)` replace the scores, `1/l` goes to shared memory, and
+    /// `lse` and the backward's `(m, 1/l)` to `stats` as the row passes write them.
+    #[inline(always)]
+    fn softmax(&self, (lse, stats): (GSliceMut<f32>, GSliceMut<f32>), heads: usize) {
+        let t = simt::thread_idx().x as usize;
+        let (warp_id, lane) = (t / WARP_SIZE as usize, t % WARP_SIZE as usize);
+        // Warp-uniform: every lane of a warp takes the same rows.
+        let mut row = warp_id;
+        while row < self.rows {
+            let edges = self.row_edges(row);
+            let mut m = f32::NEG_INFINITY;
+            let mut e = edges.start + lane;
+            while e < edges.end {
+                m = m.max(self.scores.load(e));
+                e += WARP_SIZE as usize;
+            }
+            let m = warp_max(m);
+            let mut l = 0.0f32;
+            let mut e = edges.start + lane;
+            while e < edges.end {
+                let w = weight(self.scores.load(e), m);
+                self.scores.store(e, w);
+                l += w;
+                e += WARP_SIZE as usize;
+            }
+            let l = warp_sum(l);
+            let r = if l > 0.0 { math::rcp(l) } else { 0.0 };
+            if lane == 0 {
+                self.inv.store(row, r);
+                let at = (self.r0 + row) * heads + self.head;
+                lse.store(at, log_sum_exp(m, l));
+                stats.store(2 * at, m);
+                stats.store(2 * at + 1, r);
+            }
+            row += TILE_THREADS as usize / WARP_SIZE as usize;
+        }
+    }
+
+    /// `out_i = (Σ_e w_e·v_e)·(1/l_i)` for every row, from `values` (`[N_src, H, F]`) staged chunk
+    /// by chunk of [`VALUE_CHUNK`] features in the staging region (its first barrier ends the
+    /// softmax); with `PART`, also the positive part `o⁺_i` over the edges whose packed entry has
+    /// [`POSITIVE`] set, and `α⁺_i`, into `part`.
+    #[inline(always)]
+    fn aggregate<const WIDE: bool, const PART: bool>(
+        &self,
+        values: GSlice<f32>,
+        (heads, feat): (usize, usize),
+        out: GSliceMut<f32>,
+        part: (GSliceMut<f32>, GSliceMut<f32>),
+        source_cap: usize,
+    ) {
+        let shared = simt::dynamic_shared();
+        let (vs, vs4) = (
+            shared.slice::<f32>(self.region, source_cap * STRIDE),
+            shared.slice::<F4>(self.region, source_cap * STRIDE / 4),
+        );
+        let row_len = heads * feat;
+        let t = simt::thread_idx().x as usize;
+        let (group, quad) = (t / ROW_THREADS, t % ROW_THREADS);
+        let mut g0 = 0;
+        while g0 < feat {
+            simt::sync_threads();
+            let valid = (feat - g0).min(VALUE_CHUNK);
+            let col = self.head * feat + g0;
+            stage::<WIDE>((vs, vs4), self.sources, values, (self.c0, self.sources), row_len, col, valid, 1.0);
+            simt::sync_threads();
+            let mut row = group;
+            while row < self.rows {
+                let (mut acc, mut acc_part) = (Blocked::<F4>::zero(), Blocked::<F4>::zero());
+                let mut weight_part = 0.0f32;
+                let edges = self.row_edges(row);
+                let mut e = edges.start;
+                while e < edges.end {
+                    let stop = (e + BLOCK_EDGES).min(edges.end);
+                    while e < stop {
+                        let pack = self.packs.load(e);
+                        let source = ((pack & !POSITIVE) >> ROW_BITS) as usize;
+                        let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), self.scores.load(e));
+                        acc.add_scaled(v, w);
+                        if PART && pack & POSITIVE != 0 {
+                            acc_part.add_scaled(v, w);
+                            weight_part += w;
+                        }
+                        e += 1;
+                    }
+                    acc.fold();
+                    if PART {
+                        acc_part.fold();
+                    }
+                }
+                let inv = self.inv.load(row);
+                let base = (self.r0 + row) * row_len + col + 4 * quad;
+                store::<WIDE>(out, base, acc.value().scale(inv), valid - (4 * quad).min(valid));
+                if PART {
+                    store::<WIDE>(part.0, base, acc_part.value().scale(inv), valid - (4 * quad).min(valid));
+                    if g0 == 0 && quad == 0 {
+                        part.1.store((self.r0 + row) * heads + self.head, weight_part * inv);
+                    }
+                }
+                row += ROW_GROUPS;
+            }
+            g0 += VALUE_CHUNK;
+        }
+    }
+}
+
+/// Stores the first `valid` (up to 4) elements of `x` at `base` of `dst`: one 16-byte store with
+/// `WIDE` (`base` a multiple of 4 and `valid` 0 or 4), else one per element.
+#[inline(always)]
+fn store<const WIDE: bool>(dst: GSliceMut<f32>, base: usize, x: F4, valid: usize) {
+    if WIDE {
+        if valid > 0 {
+            dst.cast::<F4>().store(base / 4, x);
+        }
+    } else {
+        unroll!(4, |c| {
+            if c < valid {
+                dst.store(base + c, x.0[c]);
+            }
+        });
+    }
+}
+
+/// GT's forward over the edges of the tiles of [`GtTilesParams`] (`block.x = TILE_THREADS`, grid
+/// `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared memory); `WIDE` stages
+/// 16 bytes at a time and needs `F % 4 == 0`.
+#[inline(always)]
+fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
+    let source = TileSource {
+        offsets: &p.offsets,
+        columns: &p.columns,
+        coo_rows: &p.coo_rows,
+        tile_first: &p.tile_first,
+        tile_end: &p.tile_end,
+        tile_src: &p.tile_src,
+        tile_src_count: &p.tile_src_count,
+    };
+    let (heads, feat) = (p.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+        return;
+    };
+    let source_cap = p.source_cap as usize;
+    let rows = (p.q, p.scale_log2);
+    tile.score_chunks::<WIDE>(rows, p.k, GSlice::empty(), (heads, feat), source_cap, |acc, q, k, _| {
+        let mut acc = acc;
+        unroll!(4, |c| {
+            acc = math::fma(q.0[c], k.0[c], acc);
+        });
+        acc
+    });
+    tile.softmax((p.lse, p.stats), heads);
+    let none = (GSliceMut::empty(), GSliceMut::empty());
+    tile.aggregate::<WIDE, false>(p.v, (heads, feat), p.out, none, source_cap);
+}
+
+/// GAT's forward over the edges of the tiles of [`GatTilesParams`] (`block.x = TILE_THREADS`,
+/// grid `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared memory): the
+/// scores `LeakyReLU(el_i + er_j)` from the node scores of the tile's rows and sources staged in
+/// shared memory, as [`crate::kernels::gat::LeakyScore`] takes them, and with a positive part
+/// to save, `o⁺` and `α⁺` beside the output; `WIDE` stages 16 bytes at a time and needs
+/// `F % 4 == 0`.
+#[inline(always)]
+fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
+    let source = TileSource {
+        offsets: &p.offsets,
+        columns: &p.columns,
+        coo_rows: &p.coo_rows,
+        tile_first: &p.tile_first,
+        tile_end: &p.tile_end,
+        tile_src: &p.tile_src,
+        tile_src_count: &p.tile_src_count,
+    };
+    let (heads, feat) = (p.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+        return;
+    };
+    let source_cap = p.source_cap as usize;
+    let shared = simt::dynamic_shared();
+    let el = shared.slice::<f32>(tile.region, TILE_ROWS);
+    let er = shared.slice::<f32>(tile.region + 4 * TILE_ROWS, source_cap);
+    let t = simt::thread_idx().x as usize;
+    let threads = TILE_THREADS as usize;
+    let mut i = t;
+    while i < tile.rows + tile.sources {
+        if i < tile.rows {
+            el.store(i, p.el.load((tile.r0 + i) * heads + tile.head));
+        } else {
+            let j = i - tile.rows;
+            er.store(j, p.er.load((tile.c0 + j) * heads + tile.head));
+        }
+        i += threads;
+    }
+    simt::sync_threads();
+    let mut e = t;
+    while e < tile.edges {
+        let (row, source) = tile.edge(e);
+        let x = el.load(row) + er.load(source);
+        tile.scores.store(e, (if x > 0.0 { x } else { p.slope * x }) * math::LOG2_E);
+        if x > 0.0 {
+            tile.packs.store(e, tile.packs.load(e) | POSITIVE);
+        }
+        e += threads;
+    }
+    simt::sync_threads();
+    tile.softmax((p.lse, p.stats), heads);
+    if p.part_out.is_empty() {
+        let none = (GSliceMut::empty(), GSliceMut::empty());
+        tile.aggregate::<WIDE, false>(p.h, (heads, feat), p.out, none, source_cap);
+    } else {
+        tile.aggregate::<WIDE, true>(p.h, (heads, feat), p.out, (p.part_out, p.part_weight), source_cap);
+    }
+}
+
+/// GATv2's forward over the edges of the tiles of [`GatV2TilesParams`] (`block.x =
+/// TILE_THREADS`, grid `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared
+/// memory): the scores `⟨a, LeakyReLU(xr_i + xl_j)⟩` over the head's features as
+/// [`crate::kernels::gatv2::GatV2Score`] takes them, then the softmax and the aggregation of
+/// `xl`; `WIDE` stages 16 bytes at a time and needs `F % 4 == 0`.
+#[inline(always)]
+fn gatv2_tile_edges_forward<const WIDE: bool>(p: &GatV2TilesParams) {
+    let source = TileSource {
+        offsets: &p.offsets,
+        columns: &p.columns,
+        coo_rows: &p.coo_rows,
+        tile_first: &p.tile_first,
+        tile_end: &p.tile_end,
+        tile_src: &p.tile_src,
+        tile_src_count: &p.tile_src_count,
+    };
+    let (heads, feat) = (p.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+        return;
+    };
+    let source_cap = p.source_cap as usize;
+    let slope = p.slope;
+    tile.score_chunks::<WIDE>((p.xr, 1.0), p.xl, p.a, (heads, feat), source_cap, |acc, xr, xl, a| {
+        let mut acc = acc;
+        unroll!(4, |c| {
+            let x = xr.0[c] + xl.0[c];
+            acc = math::fma(a.0[c], if x > 0.0 { x } else { slope * x }, acc);
+        });
+        acc
+    });
+    tile.softmax((p.lse, p.stats), heads);
+    let none = (GSliceMut::empty(), GSliceMut::empty());
+    tile.aggregate::<WIDE, false>(p.xl, (heads, feat), p.out, none, source_cap);
+}
