@@ -949,17 +949,20 @@ pub const TILE_EDGES: u32 = dfgnn_device::kernels::tiles::edges::MAX_EDGES as u3
 const TILE_SOURCE_GROUP: u32 = dfgnn_device::kernels::tiles::dense::SIDE as u32;
 /// The least share of the pairs a tile computes (`TILE_ROWS` × its sources rounded up to 16)
 /// that must be edges for `auto` to take the dense tiles. A dense tile's cost hardly depends on
-/// its edges, the row passes' is about proportional to them; the two met near a quarter (H200, GT
-/// forward, the tiles at `plan_tiles`'s introduction against the row passes, docs/results.md,
-/// tenth session: batch-1024x120-d50 1×128 at 31 % filled 0.55 against 0.74 ms, 4×64 1.17
-/// against 1.45; batch-512x200-d60 4×64 at 25 % 1.22 against 1.44; batch-1024x120-d20 1×128 at
-/// 12.5 % 0.54 against 0.36, batch-4096x30-d10 4×64 at 14 % 0.78 against 0.46).
+/// its edges, the row passes' and the per-edge tiles' are about proportional to them; the dense
+/// kernel beat both from a quarter on (H200, GT forward, docs/results.md, eleventh session,
+/// ms dense / per-edge / row passes: batch-1024x120-d50 1×128 at 31 % filled 0.553 / 0.611 /
+/// 0.748, 4×64 1.169 / 1.189 / 1.468; batch-512x200-d60 4×64 at 25 % 1.205 / 1.317 / 1.461;
+/// batch-1024x120-d20 1×128 at 12.5 % 0.538 / 0.322 / 0.356).
 pub const MIN_TILE_FILL: f64 = 0.25;
-/// The least fill at which `auto` prefers the dense tiles to the per-edge ones.
-pub const DENSE_TILE_FILL: f64 = 0.5;
 /// The least edges per staged source row (`E / Σ sources` over the tiles) for `auto` to take the
-/// per-edge tiles: below it, staging reads more than the row passes' gathers.
-pub const MIN_EDGES_PER_STAGED: f64 = 1.0;
+/// per-edge tiles: a block's fixed costs (staging, six barriers a chunk, a warp per row for the
+/// softmax) are paid per tile, and only enough edges per staged row repay them (H200, forward,
+/// docs/results.md, eleventh session, ms per-edge / row passes: GT batch-1024x120-d20 1×128, 8.5
+/// edges per staged row, 0.322 / 0.356; batch-4096x30-d10 4×64, 10, 0.442 / 0.449;
+/// batch-1024x120-d10 1×128, 4.3, 0.224 / 0.224; mol-16384 1×128, about 3, 0.366 / 0.315, 4×64
+/// 0.863 / 0.565; GAT batch-1024x120-d50 1×128, 21, 0.325 / 0.524).
+pub const MIN_EDGES_PER_STAGED: f64 = 8.0;
 
 /// Which kernel runs a forward over tiles (`dfgnn_device::kernels::tiles`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1138,9 +1141,9 @@ fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Op
 /// pass, and over which kernel. The graph must cut into tiles (at the graphs of a batch, then
 /// every [`TILE_ROWS`] rows; see [`TilePlan`]) and the device give a block the kernel's shared
 /// memory. Under `auto` (batches of small graphs): the dense kernel when at least
-/// [`DENSE_TILE_FILL`] of its computed pairs are edges; else the per-edge kernel when its tiles
-/// (of at most [`TILE_EDGES`] edges) stage at most one source row per [`MIN_EDGES_PER_STAGED`]
-/// edges; else the dense kernel from [`MIN_TILE_FILL`]; else none. `options.tiles` forces a
+/// [`MIN_TILE_FILL`] of its computed pairs are edges; else the per-edge kernel when its tiles
+/// (of at most [`TILE_EDGES`] edges) have at least [`MIN_EDGES_PER_STAGED`] edges per staged
+/// source row; else none. `options.tiles` forces a
 /// kernel (an error when the graph does not tile for it or the device cannot) or forbids tiles;
 /// a forced schedule takes none unless forced. `plan` is the model's plan (its schedule must be
 /// fused) and `kernels` the tile kernels the model has; the decision goes to its `tiles` and
@@ -1210,21 +1213,18 @@ pub fn plan_tiles(
         },
         None => {
             let dense = form(TileKernel::Dense);
-            let edges = form(TileKernel::Edges).ok().filter(|t| t.edges_per_staged() >= MIN_EDGES_PER_STAGED);
+            let edges = form(TileKernel::Edges);
             match (dense, edges) {
-                (Ok(dense), _) if dense.fill() >= DENSE_TILE_FILL => dense,
-                (_, Some(edges)) => edges,
-                (Ok(dense), None) if dense.fill() >= MIN_TILE_FILL => dense,
-                (Ok(dense), None) => {
+                (Ok(dense), _) if dense.fill() >= MIN_TILE_FILL => dense,
+                (_, Ok(edges)) if edges.edges_per_staged() >= MIN_EDGES_PER_STAGED => edges,
+                (dense, edges) => {
+                    let why = |t: std::result::Result<TilePlan, String>| t.map_or_else(|e| e, |t| describe(&t));
                     plan.reasons.push(format!(
-                        "forward: not over tiles ({}; the dense kernel's under {:.0} % filled, the per-edge kernel's under {MIN_EDGES_PER_STAGED} edges per staged source or over {TILE_EDGES} edges a tile)",
-                        describe(&dense),
-                        100.0 * MIN_TILE_FILL
+                        "forward: not over tiles (dense: {}, under {:.0} % filled; per edge: {}, under {MIN_EDGES_PER_STAGED} edges per staged source)",
+                        why(dense),
+                        100.0 * MIN_TILE_FILL,
+                        why(edges)
                     ));
-                    return Ok(());
-                }
-                (Err(why), None) => {
-                    plan.reasons.push(format!("forward: not over tiles ({why})"));
                     return Ok(());
                 }
             }

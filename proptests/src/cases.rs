@@ -301,12 +301,13 @@ pub fn dense_batch() -> Csr {
 }
 
 /// A batch of small sparse graphs (block diagonal), the graphs `auto` runs GT's forward over in
-/// per-edge tiles: components of 3, 17, 40, 90, 7, 150 and 1 nodes, each node with its self loop
-/// and about 4 random neighbours in its graph (duplicates possible), every 13th row empty, and
-/// the first row of the 90-node graph 300 copies of one edge (a row longer than a warp's steps
-/// and a sum's blocks).
+/// per-edge tiles (under a quarter of the dense kernel's pairs edges, at least 8 edges per staged
+/// source row): components of 3, 17, 40, 50, 7, 60 and 1 nodes, each node with its self loop and
+/// about 10 random neighbours in its graph (duplicates possible), every 13th row empty, and the
+/// first row of the 50-node graph 300 copies of one edge (a row longer than a warp's steps and a
+/// sum's blocks).
 pub fn sparse_batch() -> Csr {
-    let sizes = [3usize, 17, 40, 90, 7, 150, 1];
+    let sizes = [3usize, 17, 40, 50, 7, 60, 1];
     let n: usize = sizes.iter().sum();
     let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -321,10 +322,10 @@ pub fn sparse_batch() -> Csr {
                 continue;
             }
             row.push(r as u32);
-            let extra = next(9);
+            let extra = next(21);
             row.extend((0..extra).map(|_| (first + next(size)) as u32));
         }
-        if size == 90 {
+        if size == 50 {
             rows[first] = vec![(first + 7) as u32; 300];
         }
         first += size;

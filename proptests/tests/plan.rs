@@ -574,7 +574,7 @@ fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
     // 5 complete graphs of 100 nodes: each a segment of its own (no row reaches the next graph),
     // of more than 64 rows, so cut into tiles of 64 and 36 rows over its 100 sources: 10 tiles,
     // 50,000 edges over 10 x 64 x 112 = 71,680 computed pairs (sources rounded up to 16): 69.8 %
-    // (over 50 %: auto takes the dense kernel).
+    // (over 25 %: auto takes the dense kernel).
     let s = Shape::of(&complete_batch(5, 100));
     let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
     let t = p.tiles.as_ref().expect("auto takes dense tiles on a dense batch");
@@ -588,8 +588,8 @@ fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
     assert!(p.summary().contains("forward over 10 dense tiles"), "{}", p.summary());
     // 40 graphs of 10 nodes: whole graphs packed 6 to a tile (60 rows; a 7th makes 70 > 64), so
     // 7 tiles (6 x 6 graphs + 4), over 6 x 64 + 48 rounded sources: 4,000 edges over
-    // 64 x 432 = 27,648 pairs, 14.5 %, under 50 %; 10 edges per staged source row, so auto takes
-    // the per-edge kernel.
+    // 64 x 432 = 27,648 pairs, 14.5 %, under 25 %; 10 edges per staged source row (at least 8),
+    // so auto takes the per-edge kernel.
     let s = Shape::of(&complete_batch(40, 10));
     let p = s.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
     let t = p.tiles.as_ref().expect("auto takes per-edge tiles on a sparser batch");
@@ -601,6 +601,15 @@ fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
         p.reasons
     );
     assert!(p.summary().contains("forward over 7 per-edge tiles"), "{}", p.summary());
+    // 40 graphs of 6 nodes (6 edges per staged row, under 8) take no tiles, and say why.
+    let s6 = Shape::of(&complete_batch(40, 6));
+    let p6 = s6.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
+    assert_eq!(p6.tiles, None);
+    assert!(
+        p6.reasons.iter().any(|r| r.contains("not over tiles") && r.contains("6.0 edges per staged source")),
+        "{:?}",
+        p6.reasons
+    );
     // Forced, the dense kernel runs over the same tiles.
     let forced = PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
     let p = s.tiles(&forced, &DeviceLimits::h200()).unwrap();
