@@ -259,8 +259,8 @@ struct BenchArgs {
     /// planner decides, rows of at most one warp step when a warp has several teams).
     #[arg(long)]
     team_rows_below: Option<u64>,
-    /// GT's and AGNN's forward over tiles: `off`, `dense` or `edges` (default: the planner
-    /// decides, under `auto` only).
+    /// The forward over tiles: `off`, `dense` (GT and AGNN) or `edges` (every model); default: the
+    /// planner decides, under `auto` only.
     #[arg(long)]
     tiles: Option<String>,
     /// Relabel the graph's nodes first, for locality: `degree` (decreasing in-degree) or `rcm`

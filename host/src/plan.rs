@@ -130,7 +130,7 @@ pub struct PlanOptions {
     /// warp step (`step · teams` edges) when the lane map has several teams, none otherwise.
     /// Only variants with packed kernels (one slot) pack; packed rows take a launch of their own.
     pub team_rows_below: Option<u64>,
-    /// GT's forward over tiles ([`plan_tiles`]): `Some(TileChoice::Dense)` or
+    /// The forward over tiles ([`plan_tiles`]): `Some(TileChoice::Dense)` or
     /// `Some(TileChoice::Edges)` forces that kernel (an error when the graph does not tile for
     /// it), `Some(TileChoice::Off)` forbids tiles, `None` lets the planner decide (`auto` only).
     pub tiles: Option<TileChoice>,
@@ -398,7 +398,7 @@ pub struct Plan {
     pub backward_rows: std::result::Result<PassPlan, String>,
     /// The backward's column pass (dk, dv), or why there is none.
     pub backward_cols: std::result::Result<PassPlan, String>,
-    /// The dense tiles of the forward (GT and AGNN without dropout), when it runs over them
+    /// The tiles of the forward (every model's, without dropout), when it runs over them
     /// instead of its fused pass ([`plan_tiles`]).
     pub tiles: Option<TilePlan>,
     /// Why the planner chose what it chose, one line per decision.
@@ -1137,8 +1137,8 @@ fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Op
     Some(plan)
 }
 
-/// Whether GT's forward runs over tiles (`dfgnn_device::kernels::tiles`) instead of its fused
-/// pass, and over which kernel. The graph must cut into tiles (at the graphs of a batch, then
+/// Whether a model's forward runs over tiles (`dfgnn_device::kernels::tiles`) instead of its
+/// fused pass, and over which kernel. The graph must cut into tiles (at the graphs of a batch, then
 /// every [`TILE_ROWS`] rows; see [`TilePlan`]) and the device give a block the kernel's shared
 /// memory. Under `auto` (batches of small graphs): the dense kernel when at least
 /// [`MIN_TILE_FILL`] of its computed pairs are edges; else the per-edge kernel when its tiles

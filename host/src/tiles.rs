@@ -1,4 +1,4 @@
-//! The tiles of GT's forward on the device ([`crate::plan::plan_tiles`] chooses them and their
+//! The tiles of the models' forwards on the device ([`crate::plan::plan_tiles`] chooses them and their
 //! kernel, `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the
 //! launch.
 
