@@ -2,7 +2,7 @@
 //! kernel, `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the
 //! launch.
 
-use dfgnn_device::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams};
+use dfgnn_device::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use dfgnn_device::kernels::tiles::TILE_THREADS;
 use dfgnn_device::kernels::tiles::dense::{GT_TILES_FWD_W1, GT_TILES_FWD_W4};
 use dfgnn_device::kernels::tiles::edges::{
@@ -24,7 +24,7 @@ pub(crate) struct DeviceTiles {
     src_count: Buffer<u32>,
     count: usize,
     kernel: TileKernel,
-    /// The per-edge kernel's capacities (`GtTilesParams::edge_cap`, `source_cap`).
+    /// The per-edge kernel's capacities (`TileList::edge_cap`, `source_cap`).
     caps: (u32, u32),
     shared_bytes: u32,
 }
@@ -92,25 +92,15 @@ impl DeviceTiles {
             return Ok(());
         }
         let params = GtTilesParams {
-            offsets: graph.d_row_offsets.view(),
-            columns: graph.d_columns.view(),
-            coo_rows: graph.d_coo_rows.view(),
-            tile_first: self.first.view(),
-            tile_end: self.end.view(),
-            tile_src: self.src.view(),
-            tile_src_count: self.src_count.view(),
+            tiles: self.list(graph, heads),
             q: io.q,
             k: io.k,
             v: io.v,
             out: io.out,
             lse: io.lse,
             stats: io.stats,
-            heads,
             feat,
-            num_tiles: self.count as u32,
             scale_log2,
-            edge_cap: self.caps.0,
-            source_cap: self.caps.1,
         };
         let config = self.config(heads);
         // 16-byte staging needs every head's features to start on a 16-byte boundary.
@@ -128,6 +118,23 @@ impl DeviceTiles {
         // `[N_dst, H, F]`, `[N_dst, H]` and `[N_dst, H, 2]` and distinct from each other; the
         // 16-byte kernel only for `F % 4 == 0`.
         unsafe { graph.backend().launch(kernel, &config, &params) }
+    }
+
+    /// The tiles and `graph`'s CSR as the kernels read them, over `heads` heads.
+    fn list(&self, graph: &DeviceGraph<'_>, heads: u32) -> TileList {
+        TileList {
+            offsets: graph.d_row_offsets.view(),
+            columns: graph.d_columns.view(),
+            coo_rows: graph.d_coo_rows.view(),
+            first: self.first.view(),
+            end: self.end.view(),
+            src: self.src.view(),
+            src_count: self.src_count.view(),
+            count: self.count as u32,
+            heads,
+            edge_cap: self.caps.0,
+            source_cap: self.caps.1,
+        }
     }
 
     /// The launch configuration of the plan's kernel over `heads` heads.
@@ -157,13 +164,7 @@ impl DeviceTiles {
             return Err(Error::Unsupported { what: "GAT over dense tiles".to_string() });
         }
         let params = GatTilesParams {
-            offsets: graph.d_row_offsets.view(),
-            columns: graph.d_columns.view(),
-            coo_rows: graph.d_coo_rows.view(),
-            tile_first: self.first.view(),
-            tile_end: self.end.view(),
-            tile_src: self.src.view(),
-            tile_src_count: self.src_count.view(),
+            tiles: self.list(graph, heads),
             el: io.el,
             er: io.er,
             h: io.h,
@@ -172,12 +173,8 @@ impl DeviceTiles {
             stats: io.stats,
             part_out: io.part.0,
             part_weight: io.part.1,
-            heads,
             feat,
-            num_tiles: self.count as u32,
             slope,
-            edge_cap: self.caps.0,
-            source_cap: self.caps.1,
         };
         let kernel = if feat.is_multiple_of(4) { &GAT_TILE_EDGES_FWD_W4 } else { &GAT_TILE_EDGES_FWD_W1 };
         // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie
@@ -206,25 +203,15 @@ impl DeviceTiles {
             return Err(Error::Unsupported { what: "GATv2 over dense tiles".to_string() });
         }
         let params = GatV2TilesParams {
-            offsets: graph.d_row_offsets.view(),
-            columns: graph.d_columns.view(),
-            coo_rows: graph.d_coo_rows.view(),
-            tile_first: self.first.view(),
-            tile_end: self.end.view(),
-            tile_src: self.src.view(),
-            tile_src_count: self.src_count.view(),
+            tiles: self.list(graph, heads),
             xr: io.xr,
             xl: io.xl,
             a: io.a,
             out: io.out,
             lse: io.lse,
             stats: io.stats,
-            heads,
             feat,
-            num_tiles: self.count as u32,
             slope,
-            edge_cap: self.caps.0,
-            source_cap: self.caps.1,
         };
         let kernel = if feat.is_multiple_of(4) { &GATV2_TILE_EDGES_FWD_W4 } else { &GATV2_TILE_EDGES_FWD_W1 };
         // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie

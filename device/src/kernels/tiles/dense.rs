@@ -102,18 +102,18 @@ crate::kernel! {
 /// `F % 4 == 0`.
 #[inline(always)]
 fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
-    let heads = p.heads as usize;
+    let heads = p.tiles.heads as usize;
     let b = simt::block_idx().x as usize;
     let (tile, h) = (b / heads, b % heads);
-    if tile >= p.num_tiles as usize {
+    if tile >= p.tiles.count as usize {
         return;
     }
     let t = simt::thread_idx().x as usize;
     let (tx, ty) = (t % SIDE, t / SIDE);
-    let r0 = p.tile_first.load(tile) as usize;
-    let rows = p.tile_end.load(tile) as usize - r0;
-    let c0 = p.tile_src.load(tile) as usize;
-    let sources = p.tile_src_count.load(tile) as usize;
+    let r0 = p.tiles.first.load(tile) as usize;
+    let rows = p.tiles.end.load(tile) as usize - r0;
+    let c0 = p.tiles.src.load(tile) as usize;
+    let sources = p.tiles.src_count.load(tile) as usize;
     // Sources rounded up to a thread's group of 16: what the loops and staging cover.
     let covered = sources.div_ceil(SIDE) * SIDE;
     let feat = p.feat as usize;
@@ -144,13 +144,13 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         i += threads;
     }
     simt::sync_threads();
-    let end = p.offsets.load(r0 + rows) as usize;
-    let mut e = p.offsets.load(r0) as usize + t;
+    let end = p.tiles.offsets.load(r0 + rows) as usize;
+    let mut e = p.tiles.offsets.load(r0) as usize + t;
     while e < end {
         let mut pairs = [(0u32, 0u32); IN_FLIGHT];
         unroll!(IN_FLIGHT, |u| {
             if e + u * threads < end {
-                pairs[u] = (p.coo_rows.load(e + u * threads), p.columns.load(e + u * threads));
+                pairs[u] = (p.tiles.coo_rows.load(e + u * threads), p.tiles.columns.load(e + u * threads));
             }
         });
         unroll!(IN_FLIGHT, |u| {

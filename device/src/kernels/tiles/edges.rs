@@ -26,7 +26,7 @@
 //! 50 KB, so four blocks share a multiprocessor.
 
 use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, stage};
-use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams};
+use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use crate::kernels::common::reduce::{warp_max, warp_sum};
 use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
@@ -124,41 +124,31 @@ struct Tile {
     region: usize,
 }
 
-/// Where a tile's tile list and CSR are read from.
-struct TileSource<'a> {
-    offsets: &'a GSlice<u64>,
-    columns: &'a GSlice<u32>,
-    coo_rows: &'a GSlice<u32>,
-    tile_first: &'a GSlice<u32>,
-    tile_end: &'a GSlice<u32>,
-    tile_src: &'a GSlice<u32>,
-    tile_src_count: &'a GSlice<u32>,
-}
-
 impl Tile {
     /// Block `b`'s tile and head (`None` past the grid's tiles), its edge list and each row's
     /// first edge written to shared memory (the caller's first barrier ends the writing).
     #[inline(always)]
-    fn load(src: &TileSource<'_>, heads: usize, num_tiles: usize, edge_cap: usize) -> Option<Self> {
+    fn load(list: &TileList) -> Option<Self> {
+        let (heads, edge_cap) = (list.heads as usize, list.edge_cap as usize);
         let b = simt::block_idx().x as usize;
         let (tile, head) = (b / heads, b % heads);
-        if tile >= num_tiles {
+        if tile >= list.count as usize {
             return None;
         }
         let t = simt::thread_idx().x as usize;
         let threads = TILE_THREADS as usize;
-        let r0 = src.tile_first.load(tile) as usize;
-        let rows = src.tile_end.load(tile) as usize - r0;
-        let c0 = src.tile_src.load(tile) as usize;
-        let sources = src.tile_src_count.load(tile) as usize;
+        let r0 = list.first.load(tile) as usize;
+        let rows = list.end.load(tile) as usize - r0;
+        let c0 = list.src.load(tile) as usize;
+        let sources = list.src_count.load(tile) as usize;
         let shared = simt::dynamic_shared();
         let packs = shared.slice::<u32>(0, edge_cap);
         let starts = shared.slice::<u32>(8 * edge_cap, STARTS);
-        let e0 = src.offsets.load(r0) as usize;
-        let edges = src.offsets.load(r0 + rows) as usize - e0;
+        let e0 = list.offsets.load(r0) as usize;
+        let edges = list.offsets.load(r0 + rows) as usize - e0;
         let mut r = t;
         while r <= rows {
-            starts.store(r, (src.offsets.load(r0 + r) as usize - e0) as u32);
+            starts.store(r, (list.offsets.load(r0 + r) as usize - e0) as u32);
             r += threads;
         }
         let mut base = t;
@@ -167,7 +157,7 @@ impl Tile {
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
                 if i < edges {
-                    pairs[u] = (src.coo_rows.load(e0 + i), src.columns.load(e0 + i));
+                    pairs[u] = (list.coo_rows.load(e0 + i), list.columns.load(e0 + i));
                 }
             });
             unroll!(IN_FLIGHT, |u| {
@@ -197,7 +187,7 @@ impl Tile {
     #[inline(always)]
     fn edge(&self, e: usize) -> (usize, usize) {
         let pack = self.packs.load(e);
-        ((pack & ((1 << ROW_BITS) - 1)) as usize, ((pack & !POSITIVE) >> ROW_BITS) as usize)
+        ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
     }
 
     /// Row `row`'s edges.
@@ -338,7 +328,7 @@ impl Tile {
                     let stop = (e + BLOCK_EDGES).min(edges.end);
                     while e < stop {
                         let pack = self.packs.load(e);
-                        let source = ((pack & !POSITIVE) >> ROW_BITS) as usize;
+                        let source = source_of(pack);
                         let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), self.scores.load(e));
                         acc.add_scaled(v, w);
                         if PART && pack & POSITIVE != 0 {
@@ -368,6 +358,12 @@ impl Tile {
     }
 }
 
+/// The source within its tile of a packed edge.
+#[inline(always)]
+fn source_of(pack: u32) -> usize {
+    ((pack & !POSITIVE) >> ROW_BITS) as usize
+}
+
 /// Stores the first `valid` (up to 4) elements of `x` at `base` of `dst`: one 16-byte store with
 /// `WIDE` (`base` a multiple of 4 and `valid` 0 or 4), else one per element.
 #[inline(always)]
@@ -386,24 +382,15 @@ fn store<const WIDE: bool>(dst: GSliceMut<f32>, base: usize, x: F4, valid: usize
 }
 
 /// GT's forward over the edges of the tiles of [`GtTilesParams`] (`block.x = TILE_THREADS`, grid
-/// `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared memory); `WIDE` stages
+/// `T·H`, [`shared_bytes`] of `p.tiles`' capacities of dynamic shared memory); `WIDE` stages
 /// 16 bytes at a time and needs `F % 4 == 0`.
 #[inline(always)]
 fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
-    let source = TileSource {
-        offsets: &p.offsets,
-        columns: &p.columns,
-        coo_rows: &p.coo_rows,
-        tile_first: &p.tile_first,
-        tile_end: &p.tile_end,
-        tile_src: &p.tile_src,
-        tile_src_count: &p.tile_src_count,
-    };
-    let (heads, feat) = (p.heads as usize, p.feat as usize);
-    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+    let (heads, feat) = (p.tiles.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&p.tiles) else {
         return;
     };
-    let source_cap = p.source_cap as usize;
+    let source_cap = p.tiles.source_cap as usize;
     let rows = (p.q, p.scale_log2);
     tile.score_chunks::<WIDE>(rows, p.k, GSlice::empty(), (heads, feat), source_cap, |acc, q, k, _| {
         let mut acc = acc;
@@ -418,27 +405,18 @@ fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
 }
 
 /// GAT's forward over the edges of the tiles of [`GatTilesParams`] (`block.x = TILE_THREADS`,
-/// grid `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared memory): the
+/// grid `T·H`, [`shared_bytes`] of `p.tiles`' capacities of dynamic shared memory): the
 /// scores `LeakyReLU(el_i + er_j)` from the node scores of the tile's rows and sources staged in
 /// shared memory, as [`crate::kernels::gat::LeakyScore`] takes them, and with a positive part
 /// to save, `o⁺` and `α⁺` beside the output; `WIDE` stages 16 bytes at a time and needs
 /// `F % 4 == 0`.
 #[inline(always)]
 fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
-    let source = TileSource {
-        offsets: &p.offsets,
-        columns: &p.columns,
-        coo_rows: &p.coo_rows,
-        tile_first: &p.tile_first,
-        tile_end: &p.tile_end,
-        tile_src: &p.tile_src,
-        tile_src_count: &p.tile_src_count,
-    };
-    let (heads, feat) = (p.heads as usize, p.feat as usize);
-    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+    let (heads, feat) = (p.tiles.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&p.tiles) else {
         return;
     };
-    let source_cap = p.source_cap as usize;
+    let source_cap = p.tiles.source_cap as usize;
     let shared = simt::dynamic_shared();
     let el = shared.slice::<f32>(tile.region, TILE_ROWS);
     let er = shared.slice::<f32>(tile.region + 4 * TILE_ROWS, source_cap);
@@ -476,26 +454,17 @@ fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
 }
 
 /// GATv2's forward over the edges of the tiles of [`GatV2TilesParams`] (`block.x =
-/// TILE_THREADS`, grid `T·H`, [`shared_bytes`]`(p.edge_cap, p.source_cap)` of dynamic shared
+/// TILE_THREADS`, grid `T·H`, [`shared_bytes`] of `p.tiles`' capacities of dynamic shared
 /// memory): the scores `⟨a, LeakyReLU(xr_i + xl_j)⟩` over the head's features as
 /// [`crate::kernels::gatv2::GatV2Score`] takes them, then the softmax and the aggregation of
 /// `xl`; `WIDE` stages 16 bytes at a time and needs `F % 4 == 0`.
 #[inline(always)]
 fn gatv2_tile_edges_forward<const WIDE: bool>(p: &GatV2TilesParams) {
-    let source = TileSource {
-        offsets: &p.offsets,
-        columns: &p.columns,
-        coo_rows: &p.coo_rows,
-        tile_first: &p.tile_first,
-        tile_end: &p.tile_end,
-        tile_src: &p.tile_src,
-        tile_src_count: &p.tile_src_count,
-    };
-    let (heads, feat) = (p.heads as usize, p.feat as usize);
-    let Some(tile) = Tile::load(&source, heads, p.num_tiles as usize, p.edge_cap as usize) else {
+    let (heads, feat) = (p.tiles.heads as usize, p.feat as usize);
+    let Some(tile) = Tile::load(&p.tiles) else {
         return;
     };
-    let source_cap = p.source_cap as usize;
+    let source_cap = p.tiles.source_cap as usize;
     let slope = p.slope;
     tile.score_chunks::<WIDE>((p.xr, 1.0), p.xl, p.a, (heads, feat), source_cap, |acc, xr, xl, a| {
         let mut acc = acc;
