@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, PassKernel, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
-use crate::tiles::{DeviceTiles, GatTileIo};
+use crate::tiles::{DeviceTiles, GatTileColsIo, GatTileIo};
 
 /// GAT's LeakyReLU negative slope by default.
 pub const DEFAULT_GAT_SLOPE: f32 = 0.2;
@@ -151,6 +151,9 @@ pub struct Gat<'g, 'b> {
     fused: Fused<'g, 'b>,
     /// The forward's tiles, when the plan has them (used without dropout).
     tiles: Option<DeviceTiles>,
+    /// The backward column pass's tiles of the CSC, when the plan has them (used without
+    /// dropout); boxed, as the planned op is moved around by value.
+    column_tiles: Option<Box<DeviceTiles>>,
     slope: f32,
     dropout: DropoutParams,
     saves_part: bool,
@@ -187,11 +190,15 @@ impl<'g, 'b> Gat<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(gat::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Edges])?;
-        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], false))?;
+        plan::plan_column_tiles(&mut plan, &graph.csc_shape(), limits, &config.plan);
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, 0)).transpose()?;
+        let column_tiles =
+            plan.column_tiles.as_ref().map(|t| DeviceTiles::upload_columns(graph, t).map(Box::new)).transpose()?;
         Ok(Self {
             fused: Fused::new(graph, plan)?,
             tiles,
+            column_tiles,
             slope: config.slope,
             dropout: DropoutParams::OFF,
             saves_part: true,
@@ -705,6 +712,20 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut d_er = backend.result("d_er", nh(g.num_src()))?;
         let mut dh = backend.result("dh", f.features(g.num_src()))?;
         let (d_er_v, dh_v) = (d_er.view_mut(), dh.view_mut());
+        if let Some(tiles) = self.column_tiles.as_ref().filter(|_| fwd.dropout.threshold == 0) {
+            let io = GatTileColsIo {
+                el,
+                er,
+                h,
+                stats: fwd.stats.view(),
+                delta: delta.view(),
+                d_out: d_out.view(),
+                d_er: d_er_v,
+                dh: dh_v,
+            };
+            tiles.gat_backward_cols(g, (heads, feat), slope, io)?;
+            return Ok(GatPrecomputedGrads { dh, d_el, d_er });
+        }
         f.run_pass(
             cols_pass,
             &cols_kernel.0,

@@ -111,8 +111,10 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(gatv2::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Edges])?;
-        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], true))?;
+        // The tiles restate their maxima in the backward row pass's arithmetic (its load width).
+        let score_width = plan.backward_rows.as_ref().map_or(0, |p| p.layout.width);
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, score_width)).transpose()?;
         Ok(Self { fused: Fused::new(graph, plan)?, tiles, slope: config.slope, dropout: DropoutParams::OFF })
     }
 

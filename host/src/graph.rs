@@ -17,6 +17,8 @@ pub struct DeviceGraph<'b> {
     col_offsets: Vec<u64>,
     row_min_col: Vec<u32>,
     row_max_col: Vec<u32>,
+    col_min_row: Vec<u32>,
+    col_max_row: Vec<u32>,
     pub(crate) d_row_offsets: Buffer<u64>,
     pub(crate) d_columns: Buffer<u32>,
     pub(crate) d_coo_rows: Buffer<u32>,
@@ -63,6 +65,12 @@ impl<'b> DeviceGraph<'b> {
                 (row.iter().copied().min().unwrap_or(u32::MAX), row.iter().copied().max().unwrap_or(0))
             })
             .unzip();
+        let (col_min_row, col_max_row) = (0..graph.num_src())
+            .map(|c| {
+                let col = &csc.rows()[csc.offsets()[c] as usize..csc.offsets()[c + 1] as usize];
+                (col.iter().copied().min().unwrap_or(u32::MAX), col.iter().copied().max().unwrap_or(0))
+            })
+            .unzip();
         Ok(Self {
             backend,
             num_dst: graph.num_dst(),
@@ -78,6 +86,8 @@ impl<'b> DeviceGraph<'b> {
             col_offsets: csc.offsets().to_vec(),
             row_min_col,
             row_max_col,
+            col_min_row,
+            col_max_row,
             stats,
         })
     }
@@ -124,6 +134,17 @@ impl<'b> DeviceGraph<'b> {
             col_offsets: &self.col_offsets,
             row_min_col: &self.row_min_col,
             row_max_col: &self.row_max_col,
+        }
+    }
+
+    /// What the planner needs of the transpose (the CSC, its rows the source nodes), for the
+    /// backward's column pass over tiles ([`crate::plan::plan_column_tiles`]).
+    pub fn csc_shape(&self) -> crate::plan::GraphShape<'_> {
+        crate::plan::GraphShape {
+            row_offsets: &self.col_offsets,
+            col_offsets: &self.row_offsets,
+            row_min_col: &self.col_min_row,
+            row_max_col: &self.col_max_row,
         }
     }
 

@@ -106,9 +106,11 @@ impl<'g, 'b> Gt<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &[TileKernel::Dense, TileKernel::Edges])?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Dense, TileKernel::Edges], true))?;
         let scale = config.score_scale()?;
-        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t)).transpose()?;
+        // The tiles restate their maxima in the backward row pass's arithmetic (its load width).
+        let score_width = plan.backward_rows.as_ref().map_or(0, |p| p.layout.width);
+        let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, score_width)).transpose()?;
         Ok(Self { fused: Fused::new(graph, plan)?, tiles, scale, dropout: DropoutParams::OFF })
     }
 

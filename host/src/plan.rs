@@ -401,6 +401,9 @@ pub struct Plan {
     /// The tiles of the forward (every model's, without dropout), when it runs over them
     /// instead of its fused pass ([`plan_tiles`]).
     pub tiles: Option<TilePlan>,
+    /// The tiles of the CSC for the backward's column pass (GAT's, without dropout), when it
+    /// runs over them instead of its fused pass ([`plan_column_tiles`]).
+    pub column_tiles: Option<TilePlan>,
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
 }
@@ -935,7 +938,18 @@ pub fn plan<V: CompiledVariant>(
     if schedule.is_fused() && backward_layout.is_err() {
         reasons.push("backward: unfused (the fused backward cannot hold this shape)".to_string());
     }
-    Ok(Plan { schedule, heads, feat, forward, groups, backward_rows, backward_cols, tiles: None, reasons })
+    Ok(Plan {
+        schedule,
+        heads,
+        feat,
+        forward,
+        groups,
+        backward_rows,
+        backward_cols,
+        tiles: None,
+        column_tiles: None,
+        reasons,
+    })
 }
 
 /// Rows of a tile at most (`dfgnn_device::kernels::tiles`).
@@ -963,6 +977,13 @@ pub const MIN_TILE_FILL: f64 = 0.25;
 /// batch-1024x120-d10 1×128, 4.3, 0.224 / 0.224; mol-16384 1×128, about 3, 0.366 / 0.315, 4×64
 /// 0.863 / 0.565; GAT batch-1024x120-d50 1×128, 21, 0.325 / 0.524).
 pub const MIN_EDGES_PER_STAGED: f64 = 8.0;
+/// [`MIN_EDGES_PER_STAGED`] for the models whose tiles restate each row's maximum in the
+/// backward's arithmetic (`dfgnn_device::kernels::tiles`: GT, AGNN, GATv2): a read of the row's
+/// operand and one source's per row and head more, which the tiles repay only with more edges
+/// per staged row (H200, forward, docs/results.md, twelfth session, ms per-edge tiles / row
+/// passes: GT batch-1024x120-d20 1×128, 8.5 edges per staged row, 0.358 / 0.361;
+/// batch-4096x30-d10 4×64, 10, 0.540 / 0.462; GATv2 batch-1024x120-d50 1×128, 21, 0.698 / 0.795).
+pub const MIN_EDGES_PER_STAGED_RESTATED: f64 = 16.0;
 
 /// Which kernel runs a forward over tiles (`dfgnn_device::kernels::tiles`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1146,15 +1167,18 @@ fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Op
 /// source row; else none. `options.tiles` forces a
 /// kernel (an error when the graph does not tile for it or the device cannot) or forbids tiles;
 /// a forced schedule takes none unless forced. `plan` is the model's plan (its schedule must be
-/// fused) and `kernels` the tile kernels the model has; the decision goes to its `tiles` and
-/// `reasons`. The backward and dropout's forward run the fused passes.
+/// fused), `kernels` the tile kernels the model has, and `restated` whether its tiles restate
+/// their maxima (then the per-edge kernel needs [`MIN_EDGES_PER_STAGED_RESTATED`]); the decision
+/// goes to its `tiles` and `reasons`. Dropout's forward runs the fused pass, and so does the backward unless
+/// [`plan_column_tiles`] gives its column pass tiles.
 pub fn plan_tiles(
     plan: &mut Plan,
     graph: &GraphShape<'_>,
     device: &DeviceLimits,
     options: &PlanOptions,
-    kernels: &[TileKernel],
+    (kernels, restated): (&[TileKernel], bool),
 ) -> Result<()> {
+    let min_per_staged = if restated { MIN_EDGES_PER_STAGED_RESTATED } else { MIN_EDGES_PER_STAGED };
     let forced = match options.tiles {
         Some(TileChoice::Off) => return Ok(()),
         Some(TileChoice::Dense) => Some(TileKernel::Dense),
@@ -1172,39 +1196,7 @@ pub fn plan_tiles(
         if !kernels.contains(&kernel) {
             return Err(format!("the model has no {} tile kernel", kernel.name()));
         }
-        let limit = match kernel {
-            TileKernel::Dense => u64::MAX,
-            TileKernel::Edges => u64::from(TILE_EDGES),
-        };
-        let tiles = form_tiles(graph, kernel, limit).ok_or_else(|| match kernel {
-            TileKernel::Dense => format!("a tile's columns span more than {TILE_SOURCES} source nodes"),
-            TileKernel::Edges => format!(
-                "a tile's columns span more than {TILE_SOURCES} source nodes, or a row has more than {TILE_EDGES} edges"
-            ),
-        })?;
-        if tiles.shared_bytes() > u64::from(device.max_shared_per_block) {
-            return Err(format!(
-                "a tile needs {} bytes of shared memory per block; the device allows {}",
-                tiles.shared_bytes(),
-                device.max_shared_per_block
-            ));
-        }
-        if tiles.first.len() as u64 * u64::from(plan.heads) > i32::MAX as u64 {
-            return Err(format!(
-                "{} tiles x {} heads blocks are more than one launch takes",
-                tiles.first.len(),
-                plan.heads
-            ));
-        }
-        Ok(tiles)
-    };
-    let describe = |t: &TilePlan| {
-        format!(
-            "{} tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled, {:.1} edges per staged source",
-            t.first.len(),
-            100.0 * t.fill(),
-            t.edges_per_staged()
-        )
+        checked_tiles(graph, kernel, plan.heads, device)
     };
     let chosen = match forced {
         Some(kernel) => match form(kernel) {
@@ -1216,11 +1208,11 @@ pub fn plan_tiles(
             let edges = form(TileKernel::Edges);
             match (dense, edges) {
                 (Ok(dense), _) if dense.fill() >= MIN_TILE_FILL => dense,
-                (_, Ok(edges)) if edges.edges_per_staged() >= MIN_EDGES_PER_STAGED => edges,
+                (_, Ok(edges)) if edges.edges_per_staged() >= min_per_staged => edges,
                 (dense, edges) => {
-                    let why = |t: std::result::Result<TilePlan, String>| t.map_or_else(|e| e, |t| describe(&t));
+                    let why = |t: std::result::Result<TilePlan, String>| t.map_or_else(|e| e, |t| describe_tiles(&t));
                     plan.reasons.push(format!(
-                        "forward: not over tiles (dense: {}, under {:.0} % filled; per edge: {}, under {MIN_EDGES_PER_STAGED} edges per staged source)",
+                        "forward: not over tiles (dense: {}, under {:.0} % filled; per edge: {}, under {min_per_staged} edges per staged source)",
                         why(dense),
                         100.0 * MIN_TILE_FILL,
                         why(edges)
@@ -1232,12 +1224,88 @@ pub fn plan_tiles(
     };
     plan.reasons.push(format!(
         "forward: over {} ({}){}",
-        describe(&chosen),
+        describe_tiles(&chosen),
         chosen.kernel.name(),
         if forced.is_some() { " (forced)" } else { "" }
     ));
     plan.tiles = Some(chosen);
     Ok(())
+}
+
+/// `graph`'s tiles for `kernel` (see [`form_tiles`]) when the device can run them over `heads`
+/// heads (a block's shared memory, one launch's grid), else why not.
+fn checked_tiles(
+    graph: &GraphShape<'_>,
+    kernel: TileKernel,
+    heads: u32,
+    device: &DeviceLimits,
+) -> std::result::Result<TilePlan, String> {
+    let limit = match kernel {
+        TileKernel::Dense => u64::MAX,
+        TileKernel::Edges => u64::from(TILE_EDGES),
+    };
+    let tiles = form_tiles(graph, kernel, limit).ok_or_else(|| match kernel {
+        TileKernel::Dense => format!("a tile's columns span more than {TILE_SOURCES} source nodes"),
+        TileKernel::Edges => format!(
+            "a tile's columns span more than {TILE_SOURCES} source nodes, or a row has more than {TILE_EDGES} edges"
+        ),
+    })?;
+    if tiles.shared_bytes() > u64::from(device.max_shared_per_block) {
+        return Err(format!(
+            "a tile needs {} bytes of shared memory per block; the device allows {}",
+            tiles.shared_bytes(),
+            device.max_shared_per_block
+        ));
+    }
+    if tiles.first.len() as u64 * u64::from(heads) > i32::MAX as u64 {
+        return Err(format!("{} tiles x {heads} heads blocks are more than one launch takes", tiles.first.len()));
+    }
+    Ok(tiles)
+}
+
+/// How a plan's reasons describe tiles.
+fn describe_tiles(t: &TilePlan) -> String {
+    format!(
+        "{} tiles of at most {TILE_ROWS} rows x {TILE_SOURCES} sources, {:.1} % filled, {:.1} edges per staged source",
+        t.first.len(),
+        100.0 * t.fill(),
+        t.edges_per_staged()
+    )
+}
+
+/// Whether the backward's column pass runs over per-edge tiles of the CSC
+/// (`dfgnn_device::kernels::tiles::columns`) instead of its fused pass, for a model that has
+/// that kernel. `csc` is the graph's transpose ([`crate::DeviceGraph::csc_shape`]: its rows are
+/// the source nodes), cut as [`plan_tiles`] cuts the CSR, so that every in-edge of a tile's
+/// source node lies in the tile. Under `auto`: when the CSC cuts into per-edge tiles with at
+/// least [`MIN_EDGES_PER_STAGED`] edges per staged row (the forward's rule: a tile's fixed costs
+/// are the same). `options.tiles` forcing either kernel takes them whenever the CSC cuts into
+/// tiles; `Off`, or a forced schedule with tiles not forced, takes none. Never an error: the
+/// fused column pass stands in, and the reasons say why.
+pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceLimits, options: &PlanOptions) {
+    let forced = match options.tiles {
+        Some(TileChoice::Off) => return,
+        Some(TileChoice::Dense | TileChoice::Edges) => true,
+        None if options.schedule != Schedule::Auto => return,
+        None => false,
+    };
+    if !plan.schedule.is_fused() || plan.backward_rows.is_err() || plan.backward_cols.is_err() {
+        return;
+    }
+    let why_not = match checked_tiles(csc, TileKernel::Edges, plan.heads, device) {
+        Ok(t) if forced || t.edges_per_staged() >= MIN_EDGES_PER_STAGED => {
+            plan.reasons.push(format!(
+                "backward columns: over {} of the CSC (per-edge){}",
+                describe_tiles(&t),
+                if forced { " (forced)" } else { "" }
+            ));
+            plan.column_tiles = Some(t);
+            return;
+        }
+        Ok(t) => format!("{}, under {MIN_EDGES_PER_STAGED} edges per staged source", describe_tiles(&t)),
+        Err(why) => why,
+    };
+    plan.reasons.push(format!("backward columns: not over tiles of the CSC ({why_not})"));
 }
 
 impl Plan {
@@ -1248,6 +1316,12 @@ impl Plan {
                 let mut parts = vec![format!("w{} s{}", p.layout.width, p.layout.slots)];
                 if let Some(t) = &self.tiles {
                     parts.insert(0, format!("forward over {} {} tiles", t.first.len(), t.kernel.name()));
+                }
+                if let Some(t) = &self.column_tiles {
+                    parts.insert(
+                        usize::from(self.tiles.is_some()),
+                        format!("backward columns over {} tiles", t.first.len()),
+                    );
                 }
                 if let Some(g) = &self.groups {
                     parts.push(format!(
@@ -1302,6 +1376,14 @@ impl fmt::Display for Plan {
         match &self.backward_rows {
             Ok(p) => pass(f, "backward rows", p)?,
             Err(e) => writeln!(f, "  backward rows: none ({e})")?,
+        }
+        if let Some(t) = &self.column_tiles {
+            writeln!(
+                f,
+                "  backward columns: {} per-edge tiles of the CSC, {:.1} edges per staged source",
+                t.first.len(),
+                t.edges_per_staged()
+            )?;
         }
         match &self.backward_cols {
             Ok(p) => pass(f, "backward columns", p),

@@ -1,9 +1,10 @@
-//! The tiles of the models' forwards on the device ([`crate::plan::plan_tiles`] chooses them and their
-//! kernel, `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the
-//! launch.
+//! The tiles of the models' forwards, and of the CSC for GAT's backward column pass, on the device
+//! ([`crate::plan::plan_tiles`] and [`crate::plan::plan_column_tiles`] choose them,
+//! `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the launch.
 
-use dfgnn_device::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
+use dfgnn_device::abi::{GatTileColsParams, GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use dfgnn_device::kernels::tiles::TILE_THREADS;
+use dfgnn_device::kernels::tiles::columns::{GAT_TILE_COLS_BWD_W1, GAT_TILE_COLS_BWD_W4};
 use dfgnn_device::kernels::tiles::dense::{GT_TILES_FWD_W1, GT_TILES_FWD_W4};
 use dfgnn_device::kernels::tiles::edges::{
     GAT_TILE_EDGES_FWD_W1, GAT_TILE_EDGES_FWD_W4, GATV2_TILE_EDGES_FWD_W1, GATV2_TILE_EDGES_FWD_W4,
@@ -16,8 +17,12 @@ use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
 use crate::plan::{TileKernel, TilePlan};
 
-/// A [`TilePlan`] on the device.
+/// A [`TilePlan`] on the device, over the CSR or (for the backward's column pass) the CSC.
 pub(crate) struct DeviceTiles {
+    /// For tiles of the CSC, the column of every CSC slot (the CSR's COO rows serve the CSR's).
+    csc_columns: Option<Buffer<u32>>,
+    /// The backward row pass's load width the forward restates its maxima in (0: none).
+    score_width: u32,
     first: Buffer<u32>,
     end: Buffer<u32>,
     src: Buffer<u32>,
@@ -51,6 +56,18 @@ pub(crate) struct GatTileIo {
     pub(crate) part: (GSliceMut<f32>, GSliceMut<f32>),
 }
 
+/// Where GAT's backward column pass over tiles reads its inputs and writes its results.
+pub(crate) struct GatTileColsIo {
+    pub(crate) el: GSlice<f32>,
+    pub(crate) er: GSlice<f32>,
+    pub(crate) h: GSlice<f32>,
+    pub(crate) stats: GSlice<f32>,
+    pub(crate) delta: GSlice<f32>,
+    pub(crate) d_out: GSlice<f32>,
+    pub(crate) d_er: GSliceMut<f32>,
+    pub(crate) dh: GSliceMut<f32>,
+}
+
 /// Where GATv2's tile forward reads its inputs and writes its results.
 pub(crate) struct GatV2TileIo {
     pub(crate) xr: GSlice<f32>,
@@ -62,10 +79,35 @@ pub(crate) struct GatV2TileIo {
 }
 
 impl DeviceTiles {
-    /// Uploads `plan`'s tiles to `graph`'s backend.
-    pub(crate) fn upload(graph: &DeviceGraph<'_>, plan: &TilePlan) -> Result<Self> {
+    /// Uploads `plan`'s tiles of `graph`'s CSR to its backend, for a forward whose maximum is
+    /// restated in the arithmetic of the backward's row pass of loads of `score_width` features
+    /// (`GtTilesParams::score_width`; 0 for none, or for GAT).
+    pub(crate) fn upload(graph: &DeviceGraph<'_>, plan: &TilePlan, score_width: u32) -> Result<Self> {
+        let mut tiles = Self::upload_with(graph, plan, None)?;
+        tiles.score_width = score_width;
+        Ok(tiles)
+    }
+
+    /// Uploads `plan`'s tiles of `graph`'s CSC ([`crate::plan::plan_column_tiles`]) to its
+    /// backend, with the column of every CSC slot.
+    pub(crate) fn upload_columns(graph: &DeviceGraph<'_>, plan: &TilePlan) -> Result<Self> {
+        let offsets = graph.col_offsets();
+        // As many entries as the graph's edges, fewer than 2^32 - 1 ([`DeviceGraph::new`]); the
+        // source nodes are `u32` ids of the CSR.
+        let columns: Vec<u32> = offsets
+            .windows(2)
+            .enumerate()
+            .flat_map(|(c, w)| std::iter::repeat_n(c as u32, (w[1] - w[0]) as usize))
+            .collect();
+        let columns = graph.backend().upload(&columns)?;
+        Self::upload_with(graph, plan, Some(columns))
+    }
+
+    fn upload_with(graph: &DeviceGraph<'_>, plan: &TilePlan, csc_columns: Option<Buffer<u32>>) -> Result<Self> {
         let backend = graph.backend();
         Ok(Self {
+            score_width: 0,
+            csc_columns,
             first: backend.upload(&plan.first)?,
             end: backend.upload(&plan.end)?,
             src: backend.upload(&plan.src)?,
@@ -99,6 +141,7 @@ impl DeviceTiles {
             out: io.out,
             lse: io.lse,
             stats: io.stats,
+            score_width: self.score_width,
             feat,
             scale_log2,
         };
@@ -120,12 +163,16 @@ impl DeviceTiles {
         unsafe { graph.backend().launch(kernel, &config, &params) }
     }
 
-    /// The tiles and `graph`'s CSR as the kernels read them, over `heads` heads.
+    /// The tiles and `graph`'s CSR (or CSC) as the kernels read them, over `heads` heads.
     fn list(&self, graph: &DeviceGraph<'_>, heads: u32) -> TileList {
+        let (offsets, columns, coo_rows) = match &self.csc_columns {
+            None => (&graph.d_row_offsets, &graph.d_columns, &graph.d_coo_rows),
+            Some(csc_columns) => (&graph.d_col_offsets, &graph.d_csc_rows, csc_columns),
+        };
         TileList {
-            offsets: graph.d_row_offsets.view(),
-            columns: graph.d_columns.view(),
-            coo_rows: graph.d_coo_rows.view(),
+            offsets: offsets.view(),
+            columns: columns.view(),
+            coo_rows: coo_rows.view(),
             first: self.first.view(),
             end: self.end.view(),
             src: self.src.view(),
@@ -210,6 +257,7 @@ impl DeviceTiles {
             out: io.out,
             lse: io.lse,
             stats: io.stats,
+            score_width: self.score_width,
             feat,
             slope,
         };
@@ -220,6 +268,46 @@ impl DeviceTiles {
         // caller checked, read-only and distinct from the outputs, which are `[N_dst, H, F]`,
         // `[N_dst, H]` and `[N_dst, H, 2]`, distinct from each other; the 16-byte kernel only
         // for `F % 4 == 0`.
+        unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
+    }
+
+    /// GAT's backward column pass over tiles of the CSC (from [`Self::upload_columns`]):
+    /// `io.d_er` and `io.dh` for every source node of `graph` (the tiles cover them all),
+    /// `heads` × `feat` features, LeakyReLU slope `slope`.
+    pub(crate) fn gat_backward_cols(
+        &self,
+        graph: &DeviceGraph<'_>,
+        (heads, feat): (u32, u32),
+        slope: f32,
+        io: GatTileColsIo,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        if self.csc_columns.is_none() || self.kernel != TileKernel::Edges {
+            return Err(Error::Unsupported { what: "GAT's column pass over tiles not of the CSC".to_string() });
+        }
+        let params = GatTileColsParams {
+            tiles: self.list(graph, heads),
+            el: io.el,
+            er: io.er,
+            h: io.h,
+            stats: io.stats,
+            delta: io.delta,
+            d_out: io.d_out,
+            d_er: io.d_er,
+            dh: io.dh,
+            feat,
+            slope,
+        };
+        let kernel = if feat.is_multiple_of(4) { &GAT_TILE_COLS_BWD_W4 } else { &GAT_TILE_COLS_BWD_W1 };
+        // SAFETY: the tiles are this graph's CSC's (planned from it: each tile's source nodes'
+        // in-edges come from rows in its range, its edges and rows within the capacities the
+        // shared memory was sized for), with the column of every CSC slot; el `[N_dst, H]`, er
+        // `[N_src, H]`, h `[N_src, H, F]`, stats `[N_dst, H, 2]`, delta `[N_dst, H]` and d_out
+        // `[N_dst, H, F]` are views the caller checked, read-only and distinct from the outputs,
+        // d_er `[N_src, H]` and dh `[N_src, H, F]`, distinct from each other; the 16-byte kernel
+        // only for `F % 4 == 0`.
         unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
     }
 }

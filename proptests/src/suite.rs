@@ -314,9 +314,10 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
 }
 
 /// Every model's forward over tiles (`dfgnn::plan::plan_tiles`; GAT and GATv2 have the per-edge
-/// kernel only, and forcing the dense one is an error), and the backward after it:
-/// `auto` must take tiles on a batch of small dense graphs, the per-edge kernel on a batch of
-/// small sparse ones (with a long row of repeated edges), tiles on a bipartite graph whose
+/// kernel only, and forcing the dense one is an error), and the backward after it (GAT's column
+/// pass over tiles of the CSC, `dfgnn::plan::plan_column_tiles`, wherever its forward takes tiles):
+/// `auto` must take tiles on a batch of small dense graphs, GAT's per-edge kernel on a batch of
+/// small sparse ones (with a long row of repeated edges; the others none), tiles on a bipartite graph whose
 /// tiles' source ranges overlap, and none on a sparse graph whose rows reach too far; each
 /// forced kernel must run on the first three, and tiles forced off give the row passes' results;
 /// every result within the tolerance rule and bit-identical run after run, for odd and wide
@@ -325,12 +326,17 @@ pub fn tiles(backend: &Backend, model: Model) {
     let mut tally = Tally::new(model.pick(["gt_tiles", "agnn_tiles", "gat_tiles", "gatv2_tiles"]));
     let batch = dense_batch();
     let sparse = sparse_batch();
-    // `auto` on the dense batch: either kernel, by its fill (the planner's table tests pin the rule).
-    let mut graphs =
-        vec![("dense batch", batch.clone(), None), ("sparse batch", sparse.clone(), Some(TileKernel::Edges))];
+    // What `auto` takes (`None`: no tiles, `Some(None)`: either kernel): on the dense batch either
+    // kernel, by its fill (the planner's table tests pin the rule); on the sparse batch (11.6
+    // edges per staged row) GAT's per-edge tiles, and none for the models whose tiles restate
+    // their maxima (they need 16).
+    let sparse_auto = if model == Model::Gat { Some(Some(TileKernel::Edges)) } else { None };
+    let mut graphs = vec![("dense batch", batch.clone(), Some(None)), ("sparse batch", sparse.clone(), sparse_auto)];
     if model != Model::Agnn {
-        graphs.push(("dense bipartite", dense_bipartite(), None));
+        graphs.push(("dense bipartite", dense_bipartite(), Some(None)));
     }
+    // GAT's backward column pass takes tiles of the CSC wherever its forward takes tiles (these
+    // graphs' transposes cut into tiles as well), and none where it takes none; the others' never.
     let tiled = |report: &Report, want: Option<Option<TileKernel>>| -> Result<(), String> {
         let got = report.plan.tiles.as_ref().map(|t| t.kernel);
         let ok = match want {
@@ -338,21 +344,28 @@ pub fn tiles(backend: &Backend, model: Model) {
             Some(kernel) => got == kernel,
             None => got.is_none(),
         };
-        if ok {
-            Ok(())
-        } else {
+        let columns = report.plan.column_tiles.is_some();
+        if !ok {
             Err(format!(
                 "{}
 {}the forward's tiles are {got:?}, expected {want:?}",
                 report.context, report.plan
             ))
+        } else if columns != (model == Model::Gat && want.is_some()) {
+            Err(format!(
+                "{}
+{}the backward's column tiles are {columns}, expected {}",
+                report.context, report.plan, !columns
+            ))
+        } else {
+            Ok(())
         }
     };
     for (name, g, auto) in &graphs {
         for (h, f) in [(1, 7), (3, 33), (2, 100), (1, 128), (8, 4)] {
             let with = |tiles| PlanOptions { tiles: Some(tiles), ..PlanOptions::default() };
             let cases = [
-                (PlanOptions::default(), Some(*auto)),
+                (PlanOptions::default(), *auto),
                 (with(TileChoice::Dense), Some(Some(TileKernel::Dense))),
                 (with(TileChoice::Edges), Some(Some(TileKernel::Edges))),
                 (with(TileChoice::Off), None),
@@ -542,7 +555,8 @@ pub fn auto_runs_any_valid_shape(backend: &Backend) {
     tally.finish();
 }
 
-/// Large scores (|lse| up to about 300): every schedule's backward must stay within the rule. (A
+/// Large scores (|lse| up to about 300): every schedule's backward must stay within the rule, GT's
+/// and GATv2's, also after a forward over tiles (whose stats the row pass restates). (A
 /// backward that recomputes α as `exp2(c·log2(e)·q·k − lse·log2(e))` fails it: that exponent
 /// carries about |lse|·2⁻²⁴ of rounding, where the naive f32 run's `exp(s − lse)` cancels exactly;
 /// the fused backward recomputes α from the forward's row maximum and `1/sum` instead.)
@@ -559,11 +573,23 @@ pub fn fused_backward_keeps_naive_accuracy_at_large_scores(backend: &Backend) {
         duplicate_rows: vec![],
     }
     .build();
-    for schedule in Schedule::ALL {
+    // Every schedule, and the forward over either tile kernel (the backward recomputes α from the
+    // stats the tiles wrote).
+    let tiled =
+        [TileChoice::Dense, TileChoice::Edges].map(|t| PlanOptions { tiles: Some(t), ..PlanOptions::default() });
+    let options = Schedule::ALL.map(|schedule| PlanOptions { schedule, ..PlanOptions::default() });
+    for options in options.into_iter().chain(tiled) {
         for scale in [0.5f32, 1.0, 2.0] {
-            let options = PlanOptions { schedule, ..PlanOptions::default() };
-            let case = GtCase { heads: 3, feat: 128, scale: Some(scale), magnitude: 4.0, options };
+            let case = GtCase { heads: 3, feat: 128, scale: Some(scale), magnitude: 4.0, options: options.clone() };
             tally.record(check_gt_case(backend, &g, &case, 8704362589034288363));
+        }
+    }
+    // GATv2's scores grow with `a`; over the per-edge tiles as over its row passes.
+    for tiles in [TileChoice::Off, TileChoice::Edges] {
+        for magnitude in [4.0f32, 16.0] {
+            let options = PlanOptions { tiles: Some(tiles), ..PlanOptions::default() };
+            let case = GatV2Case { heads: 3, feat: 128, slope: 0.2, magnitude, options };
+            tally.record(check_gatv2_case(backend, &g, &case, 8704362589034288363));
         }
     }
     tally.finish();

@@ -24,7 +24,7 @@
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
     CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, lane_layout,
-    plan, plan_tiles, split_threshold, tasks_per_warp,
+    plan, plan_column_tiles, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -545,7 +545,12 @@ fn short_rows_are_packed_one_per_team() {
 }
 
 impl Shape {
+    /// The tiles of a model whose tiles do not restate their maxima (GAT's rule, with both kernels).
     fn tiles(&self, options: &PlanOptions, device: &DeviceLimits) -> dfgnn::Result<Plan> {
+        self.tiles_restated(options, device, false)
+    }
+
+    fn tiles_restated(&self, options: &PlanOptions, device: &DeviceLimits, restated: bool) -> dfgnn::Result<Plan> {
         let shape = GraphShape {
             row_offsets: &self.rows,
             col_offsets: &self.cols,
@@ -553,7 +558,7 @@ impl Shape {
             row_max_col: &self.max_col,
         };
         let mut p = plan(gt::VARIANTS, &shape, 2, 32, device, options)?;
-        plan_tiles(&mut p, &shape, device, options, &[TileKernel::Dense, TileKernel::Edges])?;
+        plan_tiles(&mut p, &shape, device, options, (&[TileKernel::Dense, TileKernel::Edges], restated))?;
         Ok(p)
     }
 }
@@ -601,6 +606,10 @@ fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
         p.reasons
     );
     assert!(p.summary().contains("forward over 7 per-edge tiles"), "{}", p.summary());
+    // A model whose tiles restate their maxima (GT's) needs 16 edges per staged row: none here.
+    let p = s.tiles_restated(&PlanOptions::default(), &DeviceLimits::h200(), true).unwrap();
+    assert_eq!(p.tiles, None);
+    assert!(p.reasons.iter().any(|r| r.contains("under 16 edges per staged source")), "{:?}", p.reasons);
     // 40 graphs of 6 nodes (6 edges per staged row, under 8) take no tiles, and say why.
     let s6 = Shape::of(&complete_batch(40, 6));
     let p6 = s6.tiles(&PlanOptions::default(), &DeviceLimits::h200()).unwrap();
@@ -661,4 +670,76 @@ fn tiles_only_under_auto_or_when_forced() {
     let e = s.tiles(&forced, &small).unwrap_err().to_string();
     assert!(e.contains("bytes of shared memory"), "{e}");
     assert_eq!(s.tiles(&PlanOptions::default(), &small).unwrap().tiles, None);
+}
+
+impl Shape {
+    /// [`Shape::tiles`], then the backward column pass's tiles of `csc` (the transpose's shape).
+    fn column_tiles(&self, csc: &Shape, options: &PlanOptions, device: &DeviceLimits) -> Plan {
+        let mut p = self.tiles(options, device).unwrap();
+        let shape = GraphShape {
+            row_offsets: &csc.rows,
+            col_offsets: &csc.cols,
+            row_min_col: &csc.min_col,
+            row_max_col: &csc.max_col,
+        };
+        plan_column_tiles(&mut p, &shape, device, options);
+        p
+    }
+}
+
+/// The transpose of `g` as a CSR (its rows the source nodes).
+fn transposed(g: &Csr) -> Csr {
+    let edges: Vec<(u32, u32)> = g.coo_rows().iter().zip(g.columns()).map(|(&r, &c)| (c, r)).collect();
+    Csr::from_edges(g.num_src(), g.num_dst(), &edges).unwrap()
+}
+
+#[test]
+fn column_tiles_cut_the_csc_under_auto_or_when_forced() {
+    let device = DeviceLimits::h200();
+    let auto = PlanOptions::default();
+    // 40 complete graphs of 10 nodes are symmetric: the CSC cuts into the CSR's 7 tiles, at 10
+    // edges per staged row (at least 8), so auto takes them.
+    let g = complete_batch(40, 10);
+    let (s, t) = (Shape::of(&g), Shape::of(&transposed(&g)));
+    let p = s.column_tiles(&t, &auto, &device);
+    let c = p.column_tiles.as_ref().expect("auto takes column tiles on a sparser batch");
+    assert_eq!((c.kernel, c.end.clone()), (TileKernel::Edges, vec![60, 120, 180, 240, 300, 360, 400]));
+    assert_eq!(Some(c), p.tiles.as_ref(), "a symmetric graph's CSC cuts as its CSR");
+    assert!(p.reasons.iter().any(|r| r.contains("backward columns: over 7 tiles")), "{:?}", p.reasons);
+    assert!(p.summary().contains("backward columns over 7 tiles"), "{}", p.summary());
+    // Off, or a forced schedule, takes none; forcing tiles takes them on any schedule with a
+    // fused backward.
+    let off = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
+    assert_eq!(s.column_tiles(&t, &off, &device).column_tiles, None);
+    let tiled = PlanOptions { schedule: Schedule::RowTiled, ..PlanOptions::default() };
+    assert_eq!(s.column_tiles(&t, &tiled, &device).column_tiles, None);
+    let forced = PlanOptions { schedule: Schedule::RowTiled, tiles: Some(TileChoice::Edges), ..PlanOptions::default() };
+    assert!(s.column_tiles(&t, &forced, &device).column_tiles.is_some());
+    // 40 graphs of 6 nodes: 6 edges per staged row, under 8: none under auto, and the reasons
+    // say why; forced, they run.
+    let g6 = complete_batch(40, 6);
+    let (s6, t6) = (Shape::of(&g6), Shape::of(&transposed(&g6)));
+    let p6 = s6.column_tiles(&t6, &auto, &device);
+    assert_eq!(p6.column_tiles, None);
+    assert!(
+        p6.reasons.iter().any(|r| r.contains("backward columns: not over tiles of the CSC") && r.contains("6.0 edges")),
+        "{:?}",
+        p6.reasons
+    );
+    let edges = PlanOptions { tiles: Some(TileChoice::Edges), ..PlanOptions::default() };
+    assert!(s6.column_tiles(&t6, &edges, &device).column_tiles.is_some());
+    // 600 rows over the same 3 sources: the CSR cuts into tiles, the CSC does not (each source
+    // reaches 600 rows): the forward takes tiles, the column pass none, even when forced.
+    let star = Csr::from_rows(3, &vec![vec![0u32, 1, 2]; 600]).unwrap();
+    let (s, t) = (Shape::of(&star), Shape::of(&transposed(&star)));
+    let p = s.column_tiles(&t, &edges, &device);
+    assert!(p.tiles.is_some());
+    assert_eq!(p.column_tiles, None);
+    assert!(p.reasons.iter().any(|r| r.contains("span more than 256")), "{:?}", p.reasons);
+    // Too little shared memory for the tiles: none, and no error (the fused pass stands in).
+    let small = DeviceLimits { max_shared_per_block: 48 * 1024, ..DeviceLimits::h200() };
+    let g = complete_batch(3, 64);
+    let p = Shape::of(&g).column_tiles(&Shape::of(&transposed(&g)), &auto, &small);
+    assert_eq!(p.column_tiles, None);
+    assert!(p.reasons.iter().any(|r| r.contains("bytes of shared memory")), "{:?}", p.reasons);
 }

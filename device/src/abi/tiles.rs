@@ -1,4 +1,5 @@
-//! Parameters of the tile forwards (`kernels::tiles`).
+//! Parameters of the tile kernels (`kernels::tiles`): the forwards over tiles of the CSR, and the
+//! backward's column pass over tiles of the CSC.
 
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
@@ -7,15 +8,16 @@ use crate::simt::{GSlice, GSliceMut};
 /// Block `b` takes tile `b / H` and head `b % H`; a tile is a range of at most `TILE_ROWS`
 /// consecutive rows whose columns all lie in a range of at most `TILE_SOURCES` consecutive
 /// source nodes (graphs of a batch of small graphs, or a part of one), and the tiles cover every
-/// row once, in order.
+/// row once, in order. The backward's column pass cuts the CSC the same way: its rows are the
+/// source nodes, its columns the destination rows.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct TileList {
-    /// `[N_dst + 1]` CSR offsets.
+    /// `[N_dst + 1]` CSR offsets (the CSC's `[N_src + 1]` for the column pass).
     pub offsets: GSlice<u64>,
-    /// `[E]` CSR columns.
+    /// `[E]` CSR columns (the CSC's rows).
     pub columns: GSlice<u32>,
-    /// `[E]` the row of every edge.
+    /// `[E]` the row of every edge (the CSC's: the column of every CSC slot).
     pub coo_rows: GSlice<u32>,
     /// `[T]` each tile's first row.
     pub first: GSlice<u32>,
@@ -59,10 +61,13 @@ pub struct GtTilesParams {
     pub feat: u32,
     /// The score scale times log2(e).
     pub scale_log2: f32,
+    /// The load width (1 or 4) of the backward's row pass, whose arithmetic the stats' maximum is
+    /// restated in (see `kernels::tiles::edges::Tile::softmax`), or 0: not restated.
+    pub score_width: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtTilesParams {}
-const _: () = assert!(core::mem::size_of::<GtTilesParams>() == 232);
+const _: () = assert!(core::mem::size_of::<GtTilesParams>() == 240);
 
 /// `gat_tile_edges_fwd_w{1,4}`: GAT's forward over the edges of the tiles of [`TileList`].
 #[repr(C)]
@@ -117,7 +122,43 @@ pub struct GatV2TilesParams {
     pub feat: u32,
     /// The LeakyReLU negative slope.
     pub slope: f32,
+    /// The load width (1 or 4) of the backward's row pass, whose arithmetic the stats' maximum is
+    /// restated in (see `kernels::tiles::edges::Tile::softmax`), or 0: not restated.
+    pub score_width: u32,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2TilesParams {}
-const _: () = assert!(core::mem::size_of::<GatV2TilesParams>() == 232);
+const _: () = assert!(core::mem::size_of::<GatV2TilesParams>() == 240);
+
+/// `gat_tile_cols_bwd_w{1,4}`: GAT's backward column pass over the edges of the tiles of the
+/// CSC ([`TileList`] over the transpose: a tile's rows are source nodes `j`, its sources the
+/// destination rows `i`), as `gat_bwd_cols_*` computes it: `d er` and the aggregation's `dh`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatTileColsParams {
+    /// The tiles of the CSC.
+    pub tiles: TileList,
+    /// `[N_dst, H]` destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_src, H]` source scores `er`.
+    pub er: GSlice<f32>,
+    /// `[N_src, H, F]` features (aggregated in the forward).
+    pub h: GSlice<f32>,
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum).
+    pub stats: GSlice<f32>,
+    /// `[N_dst, H]` D = dO·o from the row pass.
+    pub delta: GSlice<f32>,
+    /// `[N_dst, H, F]` gradient of the output.
+    pub d_out: GSlice<f32>,
+    /// `[N_src, H]` gradient of `er`.
+    pub d_er: GSliceMut<f32>,
+    /// `[N_src, H, F]` the aggregation's gradient of `h`, `Σ_i α_ij·dO_i`.
+    pub dh: GSliceMut<f32>,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// The LeakyReLU negative slope.
+    pub slope: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GatTileColsParams {}
+const _: () = assert!(core::mem::size_of::<GatTileColsParams>() == 264);

@@ -33,7 +33,9 @@
 //! pair, sums of at most [`TILE_SOURCES`] terms, the normalisation by `rcp.approx` as in the row
 //! passes. No atomics on floats: the same inputs give the same bits.
 
-use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, stage};
+use super::{
+    IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, gt_term, restate_maxima, stage,
+};
 use crate::abi::GtTilesParams;
 use crate::kernels::common::softmax::{log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
@@ -65,6 +67,18 @@ fn row_max(x: f32) -> f32 {
     let mut offset = 1;
     while offset < SIDE as u32 {
         x = x.max(warp::shfl_xor(FULL_MASK, x, offset));
+        offset *= 2;
+    }
+    x
+}
+
+/// The least of `x` over the 16 threads of a row.
+#[inline(always)]
+fn row_min(x: u32) -> u32 {
+    let mut x = x;
+    let mut offset = 1;
+    while offset < SIDE as u32 {
+        x = x.min(warp::shfl_xor(FULL_MASK, x, offset));
         offset *= 2;
     }
     x
@@ -211,6 +225,23 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         });
         m[i] = row_max(m[i]);
     });
+    // Each row's first source of the maximum score, scored again for the backward (none for an
+    // empty row).
+    let width = p.score_width as usize;
+    let mut first = [u32::MAX; ROWS_PER];
+    if width != 0 {
+        unroll!(ROWS_PER, |i| {
+            unroll!(2, |half| {
+                unroll!(HALF, |j| {
+                    let source = (tx + SIDE * (half * HALF + j)) as u32;
+                    if m[i] != f32::NEG_INFINITY && s[i][half][j] == m[i] {
+                        first[i] = first[i].min(source);
+                    }
+                });
+            });
+            first[i] = row_min(first[i]);
+        });
+    }
     let mut l = [0.0f32; ROWS_PER];
     unroll!(ROWS_PER, |i| {
         unroll!(2, |half| {
@@ -268,9 +299,29 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
             if row < rows {
                 let at = (r0 + row) * heads + h;
                 p.lse.store(at, log_sum_exp(m[i], l[i]));
-                p.stats.store(2 * at, m[i]);
+                if first[i] == u32::MAX {
+                    p.stats.store(2 * at, m[i]);
+                }
                 p.stats.store(2 * at + 1, inv[i]);
             }
         });
+    }
+
+    // 4. The restated maxima (see [`super`]): each row's first source of the maximum scored
+    // again, the sources kept in the free staging region.
+    if width != 0 {
+        let firsts = shared.slice::<u32>(P_BYTES, TILE_ROWS);
+        simt::sync_threads();
+        if tx == 0 {
+            unroll!(ROWS_PER, |i| {
+                firsts.store(ty + SIDE * i, first[i]);
+            });
+        }
+        simt::sync_threads();
+        let term = |row: usize, source: usize, f| {
+            gt_term((p.q, p.k), (r0 + row, c0 + source, h), (heads, feat, width), p.scale_log2, f)
+        };
+        let store = |row: usize, m| p.stats.store(2 * ((r0 + row) * heads + h), m);
+        restate_maxima((rows, feat, width), |row| firsts.load(row), term, store);
     }
 }

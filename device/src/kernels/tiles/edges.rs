@@ -25,7 +25,10 @@
 //! and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
 //! 50 KB, so four blocks share a multiprocessor.
 
-use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, stage};
+use super::{
+    IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, dot_as_vector, gt_term,
+    load_vector, restate_maxima, stage,
+};
 use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use crate::kernels::common::reduce::{warp_max, warp_sum};
 use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, weight};
@@ -109,26 +112,26 @@ crate::kernel! {
 
 /// The tile of block `b` and its layout in shared memory: the edge list, the scores (later the
 /// weights), the rows' first edges and `1/l`, and the staging region past them.
-struct Tile {
-    head: usize,
-    r0: usize,
-    rows: usize,
-    c0: usize,
-    sources: usize,
-    edges: usize,
+pub(super) struct Tile {
+    pub(super) head: usize,
+    pub(super) r0: usize,
+    pub(super) rows: usize,
+    pub(super) c0: usize,
+    pub(super) sources: usize,
+    pub(super) edges: usize,
     packs: SharedSlice<u32>,
-    scores: SharedSlice<f32>,
+    pub(super) scores: SharedSlice<f32>,
     starts: SharedSlice<u32>,
-    inv: SharedSlice<f32>,
+    pub(super) inv: SharedSlice<f32>,
     /// Byte offset of the staging region.
-    region: usize,
+    pub(super) region: usize,
 }
 
 impl Tile {
     /// Block `b`'s tile and head (`None` past the grid's tiles), its edge list and each row's
     /// first edge written to shared memory (the caller's first barrier ends the writing).
     #[inline(always)]
-    fn load(list: &TileList) -> Option<Self> {
+    pub(super) fn load(list: &TileList) -> Option<Self> {
         let (heads, edge_cap) = (list.heads as usize, list.edge_cap as usize);
         let b = simt::block_idx().x as usize;
         let (tile, head) = (b / heads, b % heads);
@@ -185,14 +188,14 @@ impl Tile {
 
     /// Edge `e`'s row and source within the tile.
     #[inline(always)]
-    fn edge(&self, e: usize) -> (usize, usize) {
+    pub(super) fn edge(&self, e: usize) -> (usize, usize) {
         let pack = self.packs.load(e);
         ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
     }
 
     /// Row `row`'s edges.
     #[inline(always)]
-    fn row_edges(&self, row: usize) -> core::ops::Range<usize> {
+    pub(super) fn row_edges(&self, row: usize) -> core::ops::Range<usize> {
         self.starts.load(row) as usize..self.starts.load(row + 1) as usize
     }
 
@@ -203,7 +206,7 @@ impl Tile {
     /// takes edges `t, t + 256, …`, the running scores in shared memory between chunks; the
     /// first barrier ends the edge list, and the last follows the last chunk.
     #[inline(always)]
-    fn score_chunks<const WIDE: bool>(
+    pub(super) fn score_chunks<const WIDE: bool>(
         &self,
         rows: (GSlice<f32>, f32),
         sources: GSlice<f32>,
@@ -253,9 +256,11 @@ impl Tile {
 
     /// The softmax of every row over its scores (after a barrier that ends their writing), a warp
     /// per row: the weights `2^(s − m)` replace the scores, `1/l` goes to shared memory, and
-    /// `lse` and the backward's `(m, 1/l)` to `stats` as the row passes write them.
+    /// `lse` and the backward's `(m, 1/l)` to `stats` as the row passes write them; with
+    /// `restate`, each row's first source of the maximum score goes to [`Self::firsts`] instead
+    /// of `m`, for [`Self::restate`].
     #[inline(always)]
-    fn softmax(&self, (lse, stats): (GSliceMut<f32>, GSliceMut<f32>), heads: usize) {
+    fn softmax(&self, (lse, stats): (GSliceMut<f32>, GSliceMut<f32>), heads: usize, restate: bool) {
         let t = simt::thread_idx().x as usize;
         let (warp_id, lane) = (t / WARP_SIZE as usize, t % WARP_SIZE as usize);
         // Warp-uniform: every lane of a warp takes the same rows.
@@ -269,6 +274,18 @@ impl Tile {
                 e += WARP_SIZE as usize;
             }
             let m = warp_max(m);
+            // The row's first edge of the maximum score, scored again for the backward.
+            let mut first = u32::MAX;
+            if restate {
+                let mut e = edges.start + lane;
+                while e < edges.end {
+                    if self.scores.load(e) == m {
+                        first = first.min(e as u32);
+                    }
+                    e += WARP_SIZE as usize;
+                }
+                first = warp_min_u32(first);
+            }
             let mut l = 0.0f32;
             let mut e = edges.start + lane;
             while e < edges.end {
@@ -280,14 +297,49 @@ impl Tile {
             let l = warp_sum(l);
             let r = if l > 0.0 { math::rcp(l) } else { 0.0 };
             if lane == 0 {
+                if restate {
+                    let source =
+                        if first == u32::MAX { u32::MAX } else { source_of(self.packs.load(first as usize)) as u32 };
+                    self.firsts().store(row, source);
+                }
                 self.inv.store(row, r);
                 let at = (self.r0 + row) * heads + self.head;
                 lse.store(at, log_sum_exp(m, l));
-                stats.store(2 * at, m);
+                if first == u32::MAX {
+                    // Else [`Self::restate`] writes it.
+                    stats.store(2 * at, m);
+                }
                 stats.store(2 * at + 1, r);
             }
             row += TILE_THREADS as usize / WARP_SIZE as usize;
         }
+    }
+
+    /// Each row's first source of the maximum score (tile-local, `u32::MAX` for none), between
+    /// [`Self::softmax`] and [`Self::restate`], in the staging region (free between them).
+    #[inline(always)]
+    fn firsts(&self) -> SharedSlice<u32> {
+        simt::dynamic_shared().slice::<u32>(self.region, TILE_ROWS)
+    }
+
+    /// After [`Self::softmax`] with `restate`: each row's maximum in `stats` restated
+    /// ([`restate_maxima`], see [`super`]) with the model's `term(row, source, f)` of global ids,
+    /// for loads of `width` features, the sum times `scale` as the model's score finishes it.
+    #[inline(always)]
+    fn restate(
+        &self,
+        (stats, heads): (GSliceMut<f32>, usize),
+        (feat, width, scale): (usize, usize, f32),
+        term: impl Fn(usize, usize, usize) -> f32,
+    ) {
+        simt::sync_threads();
+        let firsts = self.firsts();
+        restate_maxima(
+            (self.rows, feat, width),
+            |row| firsts.load(row),
+            |row, source, f| term(self.r0 + row, self.c0 + source, f),
+            |row, m| stats.store(2 * ((self.r0 + row) * heads + self.head), m * scale),
+        );
     }
 
     /// `out_i = (Σ_e w_e·v_e)·(1/l_i)` for every row, from `values` (`[N_src, H, F]`) staged chunk
@@ -295,8 +347,24 @@ impl Tile {
     /// softmax); with `PART`, also the positive part `o⁺_i` over the edges whose packed entry has
     /// [`POSITIVE`] set, and `α⁺_i`, into `part`.
     #[inline(always)]
-    fn aggregate<const WIDE: bool, const PART: bool>(
+    pub(super) fn aggregate<const WIDE: bool, const PART: bool>(
         &self,
+        values: GSlice<f32>,
+        (heads, feat): (usize, usize),
+        out: GSliceMut<f32>,
+        part: (GSliceMut<f32>, GSliceMut<f32>),
+        source_cap: usize,
+    ) {
+        let weights = (self.scores, |row| self.inv.load(row));
+        self.aggregate_with::<WIDE, PART>(weights, values, (heads, feat), out, part, source_cap)
+    }
+
+    /// [`Self::aggregate`] with the weights `weights.0` (one per edge) and each row's sum
+    /// scaled by `weights.1(row)` instead of the softmax's weights and `1/l`.
+    #[inline(always)]
+    pub(super) fn aggregate_with<const WIDE: bool, const PART: bool>(
+        &self,
+        (weights, row_scale): (SharedSlice<f32>, impl Fn(usize) -> f32),
         values: GSlice<f32>,
         (heads, feat): (usize, usize),
         out: GSliceMut<f32>,
@@ -329,7 +397,7 @@ impl Tile {
                     while e < stop {
                         let pack = self.packs.load(e);
                         let source = source_of(pack);
-                        let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), self.scores.load(e));
+                        let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), weights.load(e));
                         acc.add_scaled(v, w);
                         if PART && pack & POSITIVE != 0 {
                             acc_part.add_scaled(v, w);
@@ -342,7 +410,7 @@ impl Tile {
                         acc_part.fold();
                     }
                 }
-                let inv = self.inv.load(row);
+                let inv = row_scale(row);
                 let base = (self.r0 + row) * row_len + col + 4 * quad;
                 store::<WIDE>(out, base, acc.value().scale(inv), valid - (4 * quad).min(valid));
                 if PART {
@@ -356,6 +424,28 @@ impl Tile {
             g0 += VALUE_CHUNK;
         }
     }
+}
+
+/// The least of `x` over the warp, in every lane (5 `shfl.xor`).
+#[inline(always)]
+fn warp_min_u32(x: u32) -> u32 {
+    let mut x = x;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        x = x.min(simt::warp::shfl_xor(simt::FULL_MASK, x, offset));
+        offset /= 2;
+    }
+    x
+}
+
+/// `acc + x·y` over 4 features, in order: the dot products' fold for [`Tile::score_chunks`].
+#[inline(always)]
+pub(super) fn dot4(acc: f32, x: F4, y: F4, _a: F4) -> f32 {
+    let mut acc = acc;
+    unroll!(4, |c| {
+        acc = math::fma(x.0[c], y.0[c], acc);
+    });
+    acc
 }
 
 /// The source within its tile of a packed edge.
@@ -392,14 +482,13 @@ fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
     };
     let source_cap = p.tiles.source_cap as usize;
     let rows = (p.q, p.scale_log2);
-    tile.score_chunks::<WIDE>(rows, p.k, GSlice::empty(), (heads, feat), source_cap, |acc, q, k, _| {
-        let mut acc = acc;
-        unroll!(4, |c| {
-            acc = math::fma(q.0[c], k.0[c], acc);
-        });
-        acc
-    });
-    tile.softmax((p.lse, p.stats), heads);
+    tile.score_chunks::<WIDE>(rows, p.k, GSlice::empty(), (heads, feat), source_cap, dot4);
+    let width = p.score_width as usize;
+    tile.softmax((p.lse, p.stats), heads, width != 0);
+    if width != 0 {
+        let term = |i, j, f| gt_term((p.q, p.k), (i, j, tile.head), (heads, feat, width), p.scale_log2, f);
+        tile.restate((p.stats, heads), (feat, width, 1.0), term);
+    }
     let none = (GSliceMut::empty(), GSliceMut::empty());
     tile.aggregate::<WIDE, false>(p.v, (heads, feat), p.out, none, source_cap);
 }
@@ -444,7 +533,8 @@ fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
         e += threads;
     }
     simt::sync_threads();
-    tile.softmax((p.lse, p.stats), heads);
+    // GAT's scores are the row passes' arithmetic (a sum of two node scores): nothing to restate.
+    tile.softmax((p.lse, p.stats), heads, false);
     if p.part_out.is_empty() {
         let none = (GSliceMut::empty(), GSliceMut::empty());
         tile.aggregate::<WIDE, false>(p.h, (heads, feat), p.out, none, source_cap);
@@ -474,7 +564,22 @@ fn gatv2_tile_edges_forward<const WIDE: bool>(p: &GatV2TilesParams) {
         });
         acc
     });
-    tile.softmax((p.lse, p.stats), heads);
+    let width = p.score_width as usize;
+    tile.softmax((p.lse, p.stats), heads, width != 0);
+    if width != 0 {
+        // GATv2's row passes: `a·LeakyReLU(xr + xl)` per vector, the sum times log2(e) after.
+        let term = |i: usize, j: usize, f: usize| {
+            let xr = load_vector(p.xr, (i * heads + tile.head) * feat + f, width);
+            let xl = load_vector(p.xl, (j * heads + tile.head) * feat + f, width);
+            let a = load_vector(p.a, tile.head * feat + f, width);
+            let z = F4(core::array::from_fn(|c| {
+                let x = xr.0[c] + xl.0[c];
+                if x > 0.0 { x } else { slope * x }
+            }));
+            dot_as_vector(width, a, z)
+        };
+        tile.restate((p.stats, heads), (feat, width, math::LOG2_E), term);
+    }
     let none = (GSliceMut::empty(), GSliceMut::empty());
     tile.aggregate::<WIDE, false>(p.xl, (heads, feat), p.out, none, source_cap);
 }

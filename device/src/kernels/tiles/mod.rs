@@ -18,12 +18,20 @@
 //! ([`crate::kernels::attention::forward`]), so the backward is the ordinary one; scores in
 //! base-2 units with the row's exact maximum (no rescaling), f32, no atomics on floats: the same
 //! inputs give the same bits.
+//!
+//! The backward recomputes each edge's α as `2^(s − m)·(1/l)` with its own arithmetic, which sums
+//! a score's features in another order than the tiles do: at large scores the few ulps between
+//! the two put the highest-scoring edge's α measurably off 1/l. So the tiles **restate** `m`:
+//! each row's first highest-scoring edge is scored again as the backward's row pass sums it
+//! (`restate_maxima`), and that is the row's maximum in the stats.
 
+pub mod columns;
 pub mod dense;
 pub mod edges;
 
+use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F4, GSlice, SharedSlice};
+use crate::simt::{self, F4, GSlice, SharedSlice, WARP_SIZE};
 
 /// Rows of a tile at most.
 pub const TILE_ROWS: usize = 64;
@@ -105,4 +113,80 @@ fn stage<const WIDE: bool>(
             base += IN_FLIGHT * threads;
         }
     }
+}
+
+/// Each row's maximum restated ([`super`]): the score of row `row`'s first highest-scoring
+/// source `first(row)` (`u32::MAX`: none, the row keeps its maximum) summed as the row passes sum
+/// it ([`crate::kernels::attention::Score::score`] over the lane layout of loads of `width`
+/// features, [`crate::abi::LaneMap::slot`]), passed to `store(row, m)`. The row passes spread a
+/// head's `F / width` vectors over `L = min(2^⌈log2(F/width)⌉, 32)` lanes, lane `ℓ` adding the
+/// terms of vectors `ℓ, ℓ + L, …` in that order from 0, then a butterfly over the `L` lanes
+/// ([`crate::kernels::common::lanes::head_sum`]); here each aligned group of `L` threads takes
+/// one row, so a block takes `256 / L` rows at once. `term(row, source, f)` is the term of the
+/// vector of features `[f, f + width)`, summed as `Vector::dot` sums it ([`dot_as_vector`]).
+/// Every thread of the block calls it (`width`, 1 or 4, and `rows` block-uniform).
+#[inline(always)]
+pub(super) fn restate_maxima(
+    (rows, feat, width): (usize, usize, usize),
+    first: impl Fn(usize) -> u32,
+    term: impl Fn(usize, usize, usize) -> f32,
+    store: impl Fn(usize, f32),
+) {
+    let vectors = feat / width;
+    let pow2 = vectors.next_power_of_two();
+    let lanes = pow2.min(WARP_SIZE as usize);
+    let slots = (pow2 / WARP_SIZE as usize).max(1);
+    let t = simt::thread_idx().x as usize;
+    let (group, lane) = (t / lanes, t % lanes);
+    let groups = TILE_THREADS as usize / lanes;
+    let mut base = 0;
+    while base < rows {
+        let row = base + group;
+        let source = if row < rows { first(row) } else { u32::MAX };
+        let mut v = 0.0f32;
+        if source != u32::MAX {
+            let mut slot = 0;
+            while slot < slots {
+                let vector = slot * lanes + lane;
+                v += if vector < vectors { term(row, source as usize, vector * width) } else { 0.0 };
+                slot += 1;
+            }
+        }
+        // Every lane takes part in the butterfly; each group sums its own row.
+        let m = sum_over(v, lanes as u32);
+        if source != u32::MAX && lane == 0 {
+            store(row, m);
+        }
+        base += groups;
+    }
+}
+
+/// `Vector::dot` of `x` and `y` over `width` (1 or 4) features: `x₀y₀`, or
+/// `(x₀y₀ + x₁y₁) + (x₂y₂ + x₃y₃)`.
+#[inline(always)]
+pub(super) fn dot_as_vector(width: usize, x: F4, y: F4) -> f32 {
+    let (a, b) = (x.0, y.0);
+    if width == 4 { (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) } else { a[0] * b[0] }
+}
+
+/// Features `[f, f + width)` of `x` from `at` (`width` 1 or 4; 4 only where `at + f` is a
+/// multiple of 4), zero past them.
+#[inline(always)]
+pub(super) fn load_vector(x: GSlice<f32>, at: usize, width: usize) -> F4 {
+    if width == 4 { x.cast::<F4>().load(at / 4) } else { F4([x.load(at), 0.0, 0.0, 0.0]) }
+}
+
+/// GT's term of [`restate_maxima`] for row `i`, source `j`, head `head`: the row passes'
+/// `(c·log2 e·q_i)·k_j` over one vector, the query scaled feature by feature first.
+#[inline(always)]
+pub(super) fn gt_term(
+    (q, k): (GSlice<f32>, GSlice<f32>),
+    (i, j, head): (usize, usize, usize),
+    (heads, feat, width): (usize, usize, usize),
+    scale_log2: f32,
+    f: usize,
+) -> f32 {
+    let x = load_vector(q, (i * heads + head) * feat + f, width);
+    let y = load_vector(k, (j * heads + head) * feat + f, width);
+    dot_as_vector(width, F4(x.0.map(|v| scale_log2 * v)), y)
 }
