@@ -83,9 +83,7 @@ impl DeviceTiles {
     /// restated in the arithmetic of the backward's row pass of loads of `score_width` features
     /// (`GtTilesParams::score_width`; 0 for none, or for GAT).
     pub(crate) fn upload(graph: &DeviceGraph<'_>, plan: &TilePlan, score_width: u32) -> Result<Self> {
-        let mut tiles = Self::upload_with(graph, plan, None)?;
-        tiles.score_width = score_width;
-        Ok(tiles)
+        Self::upload_with(graph, plan, (None, score_width))
     }
 
     /// Uploads `plan`'s tiles of `graph`'s CSC ([`crate::plan::plan_column_tiles`]) to its
@@ -100,13 +98,18 @@ impl DeviceTiles {
             .flat_map(|(c, w)| std::iter::repeat_n(c as u32, (w[1] - w[0]) as usize))
             .collect();
         let columns = graph.backend().upload(&columns)?;
-        Self::upload_with(graph, plan, Some(columns))
+        Self::upload_with(graph, plan, (Some(columns), 0))
     }
 
-    fn upload_with(graph: &DeviceGraph<'_>, plan: &TilePlan, csc_columns: Option<Buffer<u32>>) -> Result<Self> {
+    /// Uploads `plan`'s tile list, with the CSC's columns for tiles of the CSC.
+    fn upload_with(
+        graph: &DeviceGraph<'_>,
+        plan: &TilePlan,
+        (csc_columns, score_width): (Option<Buffer<u32>>, u32),
+    ) -> Result<Self> {
         let backend = graph.backend();
         Ok(Self {
-            score_width: 0,
+            score_width,
             csc_columns,
             first: backend.upload(&plan.first)?,
             end: backend.upload(&plan.end)?,
