@@ -122,7 +122,7 @@ pub(super) struct Tile {
     packs: SharedSlice<u32>,
     pub(super) scores: SharedSlice<f32>,
     starts: SharedSlice<u32>,
-    pub(super) inv: SharedSlice<f32>,
+    inv: SharedSlice<f32>,
     /// Byte offset of the staging region.
     pub(super) region: usize,
 }
@@ -347,7 +347,7 @@ impl Tile {
     /// softmax); with `PART`, also the positive part `o⁺_i` over the edges whose packed entry has
     /// [`POSITIVE`] set, and `α⁺_i`, into `part`.
     #[inline(always)]
-    pub(super) fn aggregate<const WIDE: bool, const PART: bool>(
+    fn aggregate<const WIDE: bool, const PART: bool>(
         &self,
         values: GSlice<f32>,
         (heads, feat): (usize, usize),
