@@ -2,7 +2,7 @@
 //! head's lanes), and over the whole warp.
 
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, FULL_MASK, WARP_SIZE, warp};
+use crate::simt::{self, FULL_MASK, ShuffleValue, WARP_SIZE, warp};
 
 /// The sum of `value` over each aligned set of `lanes` lanes (a power of two, 1 to 32), in every
 /// lane of the set (butterfly `shfl.xor` over the full mask; every lane of the warp must call it
@@ -27,7 +27,7 @@ pub fn max_over(value: f32, lanes: u32) -> f32 {
 /// took most of a dot product score's instructions), and the same additions in the same order
 /// as the loop, so the same bits.
 #[inline(always)]
-fn butterfly(value: f32, lanes: u32, op: impl Fn(f32, f32) -> f32) -> f32 {
+fn butterfly<T: ShuffleValue>(value: T, lanes: u32, op: impl Fn(T, T) -> T) -> T {
     let mut v = value;
     unroll!(5, |i| {
         let offset = (WARP_SIZE / 2) >> i;
@@ -35,6 +35,13 @@ fn butterfly(value: f32, lanes: u32, op: impl Fn(f32, f32) -> f32) -> f32 {
         v = if offset < lanes { op(v, other) } else { v };
     });
     v
+}
+
+/// The least of `value` over each aligned set of `lanes` lanes, in every lane of the set (as
+/// [`sum_over`]).
+#[inline(always)]
+pub fn min_over(value: u32, lanes: u32) -> u32 {
+    butterfly(value, lanes, u32::min)
 }
 
 /// The maximum of `value` over the warp, in every lane (5 `shfl.xor`).

@@ -37,9 +37,10 @@ use super::{
     IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, gt_term, restate_maxima, stage,
 };
 use crate::abi::GtTilesParams;
+use crate::kernels::common::reduce::{max_over, min_over, sum_over};
 use crate::kernels::common::softmax::{log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F2, F4, FULL_MASK, math, warp};
+use crate::simt::{self, F2, F4, math};
 
 /// Threads along each side of the block's 16 × 16 grid: a thread's sources are groups of this
 /// many, and a block computes the scores of its tile's sources rounded up to a group.
@@ -59,43 +60,6 @@ const STAGE_BYTES: usize = Q_BYTES + TILE_SOURCES * STRIDE * 4;
 const _: () = assert!(TILE_SOURCES == 2 * HALF * SIDE && TILE_THREADS as usize == SIDE * SIDE);
 /// Dynamic shared memory of a block.
 pub const SHARED_BYTES: u32 = (P_BYTES + STAGE_BYTES) as u32;
-
-/// The maximum of `x` over the 16 threads of a row (lanes that differ in their low four bits).
-#[inline(always)]
-fn row_max(x: f32) -> f32 {
-    let mut x = x;
-    let mut offset = 1;
-    while offset < SIDE as u32 {
-        x = x.max(warp::shfl_xor(FULL_MASK, x, offset));
-        offset *= 2;
-    }
-    x
-}
-
-/// The least of `x` over the 16 threads of a row.
-#[inline(always)]
-fn row_min(x: u32) -> u32 {
-    let mut x = x;
-    let mut offset = 1;
-    while offset < SIDE as u32 {
-        x = x.min(warp::shfl_xor(FULL_MASK, x, offset));
-        offset *= 2;
-    }
-    x
-}
-
-/// The sum of `x` over the 16 threads of a row, the same bits in each (each step adds the same
-/// two values in either lane).
-#[inline(always)]
-fn row_sum(x: f32) -> f32 {
-    let mut x = x;
-    let mut offset = 1;
-    while offset < SIDE as u32 {
-        x += warp::shfl_xor(FULL_MASK, x, offset);
-        offset *= 2;
-    }
-    x
-}
 
 crate::kernel! {
     /// GT's forward over the tiles of [`GtTilesParams`], staging 4 bytes at a time (any `F`).
@@ -223,7 +187,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
                 m[i] = m[i].max(s[i][half][j]);
             });
         });
-        m[i] = row_max(m[i]);
+        m[i] = max_over(m[i], SIDE as u32);
     });
     // Each row's first source of the maximum score, scored again for the backward (none for an
     // empty row).
@@ -239,7 +203,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
                     }
                 });
             });
-            first[i] = row_min(first[i]);
+            first[i] = min_over(first[i], SIDE as u32);
         });
     }
     let mut l = [0.0f32; ROWS_PER];
@@ -252,7 +216,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
                 l[i] += w;
             });
         });
-        l[i] = row_sum(l[i]);
+        l[i] = sum_over(l[i], SIDE as u32);
     });
     let inv: [f32; ROWS_PER] = core::array::from_fn(|i| if l[i] > 0.0 { math::rcp(l[i]) } else { 0.0 });
 

@@ -30,7 +30,7 @@ use super::{
     load_vector, restate_maxima, stage,
 };
 use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
-use crate::kernels::common::reduce::{warp_max, warp_sum};
+use crate::kernels::common::reduce::{min_over, warp_max, warp_sum};
 use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
@@ -284,7 +284,7 @@ impl Tile {
                     }
                     e += WARP_SIZE as usize;
                 }
-                first = warp_min_u32(first);
+                first = min_over(first, WARP_SIZE);
             }
             let mut l = 0.0f32;
             let mut e = edges.start + lane;
@@ -424,18 +424,6 @@ impl Tile {
             g0 += VALUE_CHUNK;
         }
     }
-}
-
-/// The least of `x` over the warp, in every lane (5 `shfl.xor`).
-#[inline(always)]
-fn warp_min_u32(x: u32) -> u32 {
-    let mut x = x;
-    let mut offset = WARP_SIZE / 2;
-    while offset > 0 {
-        x = x.min(simt::warp::shfl_xor(simt::FULL_MASK, x, offset));
-        offset /= 2;
-    }
-    x
 }
 
 /// `acc + x·y` over 4 features, in order: the dot products' fold for [`Tile::score_chunks`].
