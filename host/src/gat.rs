@@ -193,8 +193,11 @@ impl<'g, 'b> Gat<'g, 'b> {
         plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], false))?;
         plan::plan_column_tiles(&mut plan, &graph.csc_shape(), limits, &config.plan);
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, 0)).transpose()?;
-        let column_tiles =
-            plan.column_tiles.as_ref().map(|t| DeviceTiles::upload_columns(graph, t).map(Box::new)).transpose()?;
+        let column_tiles = plan
+            .column_tiles
+            .as_ref()
+            .map(|t| DeviceTiles::upload_columns(graph, t, plan.feat).map(Box::new))
+            .transpose()?;
         Ok(Self {
             fused: Fused::new(graph, plan)?,
             tiles,

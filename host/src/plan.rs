@@ -15,6 +15,7 @@ use std::fmt;
 
 use dfgnn_device::abi::LaneMap;
 use dfgnn_device::kernels::attention::variants::Variant;
+use dfgnn_device::kernels::tiles::columns;
 use dfgnn_device::simt::WARP_SIZE;
 
 use crate::backend::DeviceLimits;
@@ -1059,6 +1060,15 @@ impl TilePlan {
             TileKernel::Edges => per_edge_shared_bytes(self.edge_cap(), self.source_cap()),
         }
     }
+
+    /// Dynamic shared memory of a block of GAT's backward column pass over these tiles of the
+    /// CSC (`dfgnn_device::kernels::tiles::columns`) at `feat` features per head, without
+    /// overflow for any capacity.
+    pub fn column_shared_bytes(&self, feat: u32) -> u64 {
+        let capped = self.edge_cap().min(u64::from(TILE_EDGES)) as usize;
+        let bytes = columns::shared_bytes(capped, self.source_cap() as usize, feat as usize);
+        bytes + 8 * (self.edge_cap() - capped as u64)
+    }
 }
 
 /// The per-edge kernel's shared memory for tiles of at most `edge_cap` edges (a multiple of 4)
@@ -1292,7 +1302,20 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
     if !plan.schedule.is_fused() || plan.backward_rows.is_err() || plan.backward_cols.is_err() {
         return;
     }
-    let why_not = match checked_tiles(csc, TileKernel::Edges, plan.heads, device) {
+    let fits = |t: &TilePlan| -> std::result::Result<(), String> {
+        if plan.feat as usize > columns::MAX_FEAT {
+            return Err(format!("{} features per head, more than its {} lanes hold", plan.feat, columns::MAX_FEAT));
+        }
+        let bytes = t.column_shared_bytes(plan.feat);
+        if bytes > u64::from(device.max_shared_per_block) {
+            return Err(format!(
+                "a tile of the CSC needs {bytes} bytes of shared memory per block; the device allows {}",
+                device.max_shared_per_block
+            ));
+        }
+        Ok(())
+    };
+    let why_not = match checked_tiles(csc, TileKernel::Edges, plan.heads, device).and_then(|t| fits(&t).map(|()| t)) {
         Ok(t) if forced || t.edges_per_staged() >= MIN_EDGES_PER_STAGED => {
             plan.reasons.push(format!(
                 "backward columns: over {} of the CSC (per-edge){}",

@@ -4,7 +4,10 @@
 
 use dfgnn_device::abi::{GatTileColsParams, GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use dfgnn_device::kernels::tiles::TILE_THREADS;
-use dfgnn_device::kernels::tiles::columns::{GAT_TILE_COLS_BWD_W1, GAT_TILE_COLS_BWD_W4};
+use dfgnn_device::kernels::tiles::columns::{
+    self, GAT_TILE_COLS_BWD_W1_Q1, GAT_TILE_COLS_BWD_W1_Q2, GAT_TILE_COLS_BWD_W1_Q4, GAT_TILE_COLS_BWD_W4_Q1,
+    GAT_TILE_COLS_BWD_W4_Q2, GAT_TILE_COLS_BWD_W4_Q4,
+};
 use dfgnn_device::kernels::tiles::dense::{GT_TILES_FWD_W1, GT_TILES_FWD_W4};
 use dfgnn_device::kernels::tiles::edges::{
     GAT_TILE_EDGES_FWD_W1, GAT_TILE_EDGES_FWD_W4, GATV2_TILE_EDGES_FWD_W1, GATV2_TILE_EDGES_FWD_W4,
@@ -19,8 +22,9 @@ use crate::plan::{TileKernel, TilePlan};
 
 /// A [`TilePlan`] on the device, over the CSR or (for the backward's column pass) the CSC.
 pub(crate) struct DeviceTiles {
-    /// For tiles of the CSC, the column of every CSC slot (the CSR's COO rows serve the CSR's).
-    csc_columns: Option<Buffer<u32>>,
+    /// For tiles of the CSC, the column of every CSC slot (the CSR's COO rows serve the CSR's),
+    /// and the features per head the column kernel's shared memory was sized for.
+    csc_columns: Option<(Buffer<u32>, u32)>,
     /// The backward row pass's load width the forward restates its maxima in (0: none).
     score_width: u32,
     first: Buffer<u32>,
@@ -87,8 +91,9 @@ impl DeviceTiles {
     }
 
     /// Uploads `plan`'s tiles of `graph`'s CSC ([`crate::plan::plan_column_tiles`]) to its
-    /// backend, with the column of every CSC slot.
-    pub(crate) fn upload_columns(graph: &DeviceGraph<'_>, plan: &TilePlan) -> Result<Self> {
+    /// backend, with the column of every CSC slot, for GAT's column pass at `feat` features per
+    /// head.
+    pub(crate) fn upload_columns(graph: &DeviceGraph<'_>, plan: &TilePlan, feat: u32) -> Result<Self> {
         let offsets = graph.col_offsets();
         // As many entries as the graph's edges, fewer than 2^32 - 1 ([`DeviceGraph::new`]); the
         // source nodes are `u32` ids of the CSR.
@@ -98,14 +103,16 @@ impl DeviceTiles {
             .flat_map(|(c, w)| std::iter::repeat_n(c as u32, (w[1] - w[0]) as usize))
             .collect();
         let columns = graph.backend().upload(&columns)?;
-        Self::upload_with(graph, plan, (Some(columns), 0))
+        // The planner checked the column kernel's shared memory against the device's limit.
+        let shared_bytes = plan.column_shared_bytes(feat) as u32;
+        Ok(Self { shared_bytes, ..Self::upload_with(graph, plan, (Some((columns, feat)), 0))? })
     }
 
     /// Uploads `plan`'s tile list, with the CSC's columns for tiles of the CSC.
     fn upload_with(
         graph: &DeviceGraph<'_>,
         plan: &TilePlan,
-        (csc_columns, score_width): (Option<Buffer<u32>>, u32),
+        (csc_columns, score_width): (Option<(Buffer<u32>, u32)>, u32),
     ) -> Result<Self> {
         let backend = graph.backend();
         Ok(Self {
@@ -170,7 +177,7 @@ impl DeviceTiles {
     fn list(&self, graph: &DeviceGraph<'_>, heads: u32) -> TileList {
         let (offsets, columns, coo_rows) = match &self.csc_columns {
             None => (&graph.d_row_offsets, &graph.d_columns, &graph.d_coo_rows),
-            Some(csc_columns) => (&graph.d_col_offsets, &graph.d_csc_rows, csc_columns),
+            Some((csc_columns, _)) => (&graph.d_col_offsets, &graph.d_csc_rows, csc_columns),
         };
         TileList {
             offsets: offsets.view(),
@@ -287,8 +294,10 @@ impl DeviceTiles {
         if self.count == 0 {
             return Ok(());
         }
-        if self.csc_columns.is_none() || self.kernel != TileKernel::Edges {
-            return Err(Error::Unsupported { what: "GAT's column pass over tiles not of the CSC".to_string() });
+        if self.csc_columns.as_ref().is_none_or(|c| c.1 != feat) || self.kernel != TileKernel::Edges {
+            return Err(Error::Unsupported {
+                what: format!("GAT's column pass over tiles not of the CSC uploaded for {feat} features"),
+            });
         }
         let params = GatTileColsParams {
             tiles: self.list(graph, heads),
@@ -303,14 +312,22 @@ impl DeviceTiles {
             feat,
             slope,
         };
-        let kernel = if feat.is_multiple_of(4) { &GAT_TILE_COLS_BWD_W4 } else { &GAT_TILE_COLS_BWD_W1 };
+        let kernel = match (feat.is_multiple_of(4), columns::lane_quads(feat as usize)) {
+            (true, 1) => &GAT_TILE_COLS_BWD_W4_Q1,
+            (true, 2) => &GAT_TILE_COLS_BWD_W4_Q2,
+            (true, _) => &GAT_TILE_COLS_BWD_W4_Q4,
+            (false, 1) => &GAT_TILE_COLS_BWD_W1_Q1,
+            (false, 2) => &GAT_TILE_COLS_BWD_W1_Q2,
+            (false, _) => &GAT_TILE_COLS_BWD_W1_Q4,
+        };
         // SAFETY: the tiles are this graph's CSC's (planned from it: each tile's source nodes'
         // in-edges come from rows in its range, its edges and rows within the capacities the
-        // shared memory was sized for), with the column of every CSC slot; el `[N_dst, H]`, er
+        // shared memory was sized for, at these `feat` features per head, at most the kernel's
+        // `MAX_FEAT`, as the planner checked), with the column of every CSC slot; el `[N_dst, H]`, er
         // `[N_src, H]`, h `[N_src, H, F]`, stats `[N_dst, H, 2]`, delta `[N_dst, H]` and d_out
         // `[N_dst, H, F]` are views the caller checked, read-only and distinct from the outputs,
         // d_er `[N_src, H]` and dh `[N_src, H, F]`, distinct from each other; the 16-byte kernel
-        // only for `F % 4 == 0`.
+        // only for `F % 4 == 0`, and the kernel of `lane_quads(F)` quads per lane.
         unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
     }
 }

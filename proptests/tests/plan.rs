@@ -675,7 +675,24 @@ fn tiles_only_under_auto_or_when_forced() {
 impl Shape {
     /// [`Shape::tiles`], then the backward column pass's tiles of `csc` (the transpose's shape).
     fn column_tiles(&self, csc: &Shape, options: &PlanOptions, device: &DeviceLimits) -> Plan {
-        let mut p = self.tiles(options, device).unwrap();
+        self.column_tiles_with(self.tiles(options, device).unwrap(), csc, options, device)
+    }
+
+    /// [`Self::column_tiles`] of GAT (whose kernel it is) at one head of `feat` features.
+    fn column_tiles_at(&self, csc: &Shape, feat: u32, device: &DeviceLimits) -> Plan {
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        let auto = PlanOptions::default();
+        let mut p = plan(gat::VARIANTS, &shape, 1, feat, device, &auto).unwrap();
+        plan_tiles(&mut p, &shape, device, &auto, (&[TileKernel::Edges], false)).unwrap();
+        self.column_tiles_with(p, csc, &auto, device)
+    }
+
+    fn column_tiles_with(&self, mut p: Plan, csc: &Shape, options: &PlanOptions, device: &DeviceLimits) -> Plan {
         let shape = GraphShape {
             row_offsets: &csc.rows,
             col_offsets: &csc.cols,
@@ -742,4 +759,18 @@ fn column_tiles_cut_the_csc_under_auto_or_when_forced() {
     let p = Shape::of(&g).column_tiles(&Shape::of(&transposed(&g)), &auto, &small);
     assert_eq!(p.column_tiles, None);
     assert!(p.reasons.iter().any(|r| r.contains("bytes of shared memory")), "{:?}", p.reasons);
+    // GAT's column kernel stages dO of all the head's features: at 128 features the batch of 40
+    // graphs of 10 nodes takes it (its 10 sources' rows fit); past 512 features none (the fused
+    // backward, whose column pass it replaces, holds no more, nor do the kernel's lanes); and at
+    // 512 features a tile of 200 sources' dO (400 KB) does not fit.
+    let g = complete_batch(40, 10);
+    let (s, t) = (Shape::of(&g), Shape::of(&transposed(&g)));
+    assert!(s.column_tiles_at(&t, 128, &device).column_tiles.is_some());
+    assert_eq!(s.column_tiles_at(&t, 576, &device).column_tiles, None);
+    let g = complete_batch(1, 200);
+    let (s, t) = (Shape::of(&g), Shape::of(&transposed(&g)));
+    assert!(s.column_tiles_at(&t, 32, &device).column_tiles.is_some());
+    let p = s.column_tiles_at(&t, 512, &device);
+    assert_eq!(p.column_tiles, None);
+    assert!(p.reasons.iter().any(|r| r.contains("a tile of the CSC needs")), "{:?}", p.reasons);
 }

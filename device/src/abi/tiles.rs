@@ -130,9 +130,9 @@ pub struct GatV2TilesParams {
 unsafe impl LaunchParams for GatV2TilesParams {}
 const _: () = assert!(core::mem::size_of::<GatV2TilesParams>() == 240);
 
-/// `gat_tile_cols_bwd_w{1,4}`: GAT's backward column pass over the edges of the tiles of the
-/// CSC ([`TileList`] over the transpose: a tile's rows are source nodes `j`, its sources the
-/// destination rows `i`), as `gat_bwd_cols_*` computes it: `d er` and the aggregation's `dh`.
+/// `gat_tile_cols_bwd_w{1,4}_q{1,2,4}`: GAT's backward column pass over the edges of the tiles
+/// of the CSC ([`TileList`] over the transpose: a tile's rows are source nodes `j`, its sources
+/// the destination rows `i`), as `gat_bwd_cols_*` computes it: `d er` and the aggregation's `dh`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatTileColsParams {

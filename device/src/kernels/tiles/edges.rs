@@ -50,7 +50,7 @@ const ROW_BITS: u32 = 8;
 const POSITIVE: u32 = 1 << 31;
 const _: () = assert!(TILE_ROWS <= 1 << ROW_BITS && TILE_SOURCES <= 1 << (31 - ROW_BITS));
 /// Byte offset of the staging region past the edge list and scores of `edge_cap` edges.
-const fn region(edge_cap: usize) -> usize {
+pub(super) const fn region(edge_cap: usize) -> usize {
     8 * edge_cap + 4 * STARTS + 4 * TILE_ROWS
 }
 /// Bytes of the staged query chunk; the key chunk follows it.
@@ -191,6 +191,19 @@ impl Tile {
     pub(super) fn edge(&self, e: usize) -> (usize, usize) {
         let pack = self.packs.load(e);
         ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
+    }
+
+    /// Marks edge `e` as in GAT's positive part (`el_i + er_j > 0`): [`POSITIVE`] in its pack.
+    #[inline(always)]
+    pub(super) fn mark_positive(&self, e: usize) {
+        self.packs.store(e, self.packs.load(e) | POSITIVE);
+    }
+
+    /// Edge `e`'s source within the tile, and whether [`Self::mark_positive`] marked it.
+    #[inline(always)]
+    pub(super) fn source_and_sign(&self, e: usize) -> (usize, bool) {
+        let pack = self.packs.load(e);
+        (source_of(pack), pack & POSITIVE != 0)
     }
 
     /// Row `row`'s edges.
@@ -516,7 +529,7 @@ fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
         let x = el.load(row) + er.load(source);
         tile.scores.store(e, (if x > 0.0 { x } else { p.slope * x }) * math::LOG2_E);
         if x > 0.0 {
-            tile.packs.store(e, tile.packs.load(e) | POSITIVE);
+            tile.mark_positive(e);
         }
         e += threads;
     }

@@ -53,33 +53,49 @@ const IN_FLIGHT: usize = 4;
 
 /// Copies features `[col, col + valid)` of the `count` nodes from `first` on (rows of `row_len`
 /// floats in `src`), times `scale`, into the first `rows` rows of `dst` ([`STRIDE`] floats
-/// apart), zero past `count` rows and past `valid` features. With `WIDE` (`row_len`, `col` and
-/// `valid` multiples of 4) each thread moves 16 bytes at a time, a warp reading 4 rows' 128 bytes;
-/// else 4 bytes, a warp reading one row's. Each thread has [`IN_FLIGHT`] loads in flight before it
-/// stores.
+/// apart), zero past `count` rows and past `valid` features: [`stage_rows`] of
+/// [`SCORE_CHUNK`]-feature chunks.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn stage<const WIDE: bool>(
-    (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
+    dst: (SharedSlice<f32>, SharedSlice<F4>),
     rows: usize,
     src: GSlice<f32>,
-    (first, count): (usize, usize),
+    nodes: (usize, usize),
     row_len: usize,
     col: usize,
     valid: usize,
     scale: f32,
 ) {
+    stage_rows::<WIDE>(dst, (rows, SCORE_CHUNK, STRIDE), src, nodes, (row_len, col, valid), scale)
+}
+
+/// Copies features `[col, col + valid)` of the `count` nodes from `first` on (rows of `row_len`
+/// floats in `src`), times `scale`, into the first `rows` rows of `width` features of `dst`,
+/// `stride` floats apart, zero past `count` rows and past `valid` features. With `WIDE`
+/// (`row_len`, `col`, `valid`, `width` and `stride` multiples of 4) each thread moves 16 bytes at
+/// a time, a warp reading 128 contiguous bytes of rows; else 4 bytes. Each thread has
+/// [`IN_FLIGHT`] loads in flight before it stores.
+#[inline(always)]
+fn stage_rows<const WIDE: bool>(
+    (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
+    (rows, width, stride): (usize, usize, usize),
+    src: GSlice<f32>,
+    (first, count): (usize, usize),
+    (row_len, col, valid): (usize, usize, usize),
+    scale: f32,
+) {
     let threads = TILE_THREADS as usize;
     if WIDE {
-        const QUADS: usize = SCORE_CHUNK / 4;
+        let quads = width / 4;
         let src4 = src.cast::<F4>();
-        let total = rows * QUADS;
+        let total = rows * quads;
         let mut base = simt::thread_idx().x as usize;
         while base < total {
             let mut x = [F4::default(); IN_FLIGHT];
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
-                let (r, q) = (i / QUADS, i % QUADS);
+                let (r, q) = (i / quads, i % quads);
                 if i < total && r < count && 4 * q < valid {
                     x[u] = src4.load(((first + r) * row_len + col) / 4 + q);
                 }
@@ -87,19 +103,19 @@ fn stage<const WIDE: bool>(
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
                 if i < total {
-                    dst4.store((i / QUADS) * (STRIDE / 4) + i % QUADS, F4(x[u].0.map(|v| v * scale)));
+                    dst4.store((i / quads) * (stride / 4) + i % quads, F4(x[u].0.map(|v| v * scale)));
                 }
             });
             base += IN_FLIGHT * threads;
         }
     } else {
-        let total = rows * SCORE_CHUNK;
+        let total = rows * width;
         let mut base = simt::thread_idx().x as usize;
         while base < total {
             let mut x = [0.0f32; IN_FLIGHT];
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
-                let (r, f) = (i / SCORE_CHUNK, i % SCORE_CHUNK);
+                let (r, f) = (i / width, i % width);
                 if i < total && r < count && f < valid {
                     x[u] = src.load((first + r) * row_len + col + f);
                 }
@@ -107,7 +123,7 @@ fn stage<const WIDE: bool>(
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
                 if i < total {
-                    dst.store((i / SCORE_CHUNK) * STRIDE + i % SCORE_CHUNK, x[u] * scale);
+                    dst.store((i / width) * stride + i % width, x[u] * scale);
                 }
             });
             base += IN_FLIGHT * threads;
