@@ -47,13 +47,13 @@
 //! in CSC order, in blocks ([`Blocked`]) as the forward's output; `h_j·g_j` per lane in feature
 //! order, then a butterfly over the group. No atomics: the same inputs give the same bits.
 
-use super::edges::{Tile, dot4, region};
+use super::edges::{Tile, dot4, region, store};
 use super::{TILE_ROWS, TILE_THREADS, stage_rows};
 use crate::abi::GatTileColsParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::{Blocked, FoldClock};
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F4, GSlice, GSliceMut, WARP_SIZE, math};
+use crate::simt::{self, F4, GSlice, WARP_SIZE, math};
 
 /// Feature quads (4 features) each lane of a column's group holds of `dO_i`, `dh_j` and
 /// `Σ c_ij·dO_i` at most: the `_q4` kernels'.
@@ -227,7 +227,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
             unroll!(QUADS, |u| {
                 let quad = lane + u * lanes;
                 if quad < quads {
-                    store_quad::<WIDE>(p.dh, node * feat, quad, feat, dh[u].value());
+                    store::<WIDE>(p.dh, node * feat + 4 * quad, dh[u].value(), feat - 4 * quad);
                 }
             });
         }
@@ -243,20 +243,5 @@ fn load_quad<const WIDE: bool>(x: GSlice<f32>, at: usize, quad: usize, feat: usi
         x.cast::<F4>().load(at / 4 + quad)
     } else {
         F4(core::array::from_fn(|c| if 4 * quad + c < feat { x.load(at + 4 * quad + c) } else { 0.0 }))
-    }
-}
-
-/// Stores `v` as features `[4·quad, 4·quad + 4)` of the row of `feat` features at `at` of `dst`,
-/// none past `feat` (as [`load_quad`]).
-#[inline(always)]
-fn store_quad<const WIDE: bool>(dst: GSliceMut<f32>, at: usize, quad: usize, feat: usize, v: F4) {
-    if WIDE {
-        dst.cast::<F4>().store(at / 4 + quad, v);
-    } else {
-        unroll!(4, |c| {
-            if 4 * quad + c < feat {
-                dst.store(at + 4 * quad + c, v.0[c]);
-            }
-        });
     }
 }

@@ -455,10 +455,10 @@ fn source_of(pack: u32) -> usize {
     ((pack & !POSITIVE) >> ROW_BITS) as usize
 }
 
-/// Stores the first `valid` (up to 4) elements of `x` at `base` of `dst`: one 16-byte store with
-/// `WIDE` (`base` a multiple of 4 and `valid` 0 or 4), else one per element.
+/// Stores the first `valid` elements (all 4 from 4 on) of `x` at `base` of `dst`: one 16-byte
+/// store with `WIDE` (`base` a multiple of 4 and `valid` 0 or at least 4), else one per element.
 #[inline(always)]
-fn store<const WIDE: bool>(dst: GSliceMut<f32>, base: usize, x: F4, valid: usize) {
+pub(super) fn store<const WIDE: bool>(dst: GSliceMut<f32>, base: usize, x: F4, valid: usize) {
     if WIDE {
         if valid > 0 {
             dst.cast::<F4>().store(base / 4, x);
