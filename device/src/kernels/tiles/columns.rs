@@ -34,7 +34,7 @@
 //! The previous design (twelfth session) took `dO_i·h_j` per edge with a thread per edge, then
 //! summed `α_ij·dO_i` over chunks of `dO` staged in turn: it read `dO_i` twice per edge and was
 //! bound by shared-memory wavefronts, a quarter of them bank conflicts (ncu: 0.585 ms of GAT's
-//! batch-1024x120-d50 1×128 backward; this one 0.414).
+//! batch-1024x120-d50 1×128 backward; this one 0.405).
 //!
 //! # Shared memory
 //! [`shared_bytes`]: the tile's edge list as [`super::edges`] lays it out, then `dO` of
