@@ -215,11 +215,7 @@ impl Csr {
 
     /// The destination row of every edge (the COO row array), in edge-id order.
     pub fn coo_rows(&self) -> Vec<u32> {
-        let mut rows = Vec::with_capacity(self.nnz());
-        for i in 0..self.num_dst {
-            rows.resize(rows.len() + self.degree(i), i as u32);
-        }
-        rows
+        slot_owners(&self.offsets)
     }
 
     /// The largest number of edges held by a group of `r` consecutive rows, groups aligned at
@@ -262,6 +258,17 @@ pub(crate) fn prefix_sum(counts: &mut [u64]) {
         acc += *c;
         *c = acc;
     }
+}
+
+/// For offsets of a compressed layout (a CSR's rows or a CSC's columns, `offsets[0] = 0`,
+/// nondecreasing), the row (or column) that owns each slot, in slot order: a CSR's COO rows, a
+/// CSC's COO columns. Owners are `u32` ids (fewer than 2^32 rows or columns).
+pub fn slot_owners(offsets: &[u64]) -> Vec<u32> {
+    let mut owners = Vec::with_capacity(offsets.last().map_or(0, |&n| n as usize));
+    for (i, w) in offsets.windows(2).enumerate() {
+        owners.resize(owners.len() + (w[1] - w[0]) as usize, i as u32);
+    }
+    owners
 }
 
 #[cfg(test)]

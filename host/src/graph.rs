@@ -59,18 +59,11 @@ impl<'b> DeviceGraph<'b> {
         let csc = graph.try_transpose(&dfgnn_graphs::Limits::default())?;
         let edge_ids = csc.edge_ids_u32()?;
         let stats = GraphStats::of(graph);
-        let (row_min_col, row_max_col) = (0..graph.num_dst())
-            .map(|r| {
-                let row = graph.row(r);
-                (row.iter().copied().min().unwrap_or(u32::MAX), row.iter().copied().max().unwrap_or(0))
-            })
-            .unzip();
-        let (col_min_row, col_max_row) = (0..graph.num_src())
-            .map(|c| {
-                let col = &csc.rows()[csc.offsets()[c] as usize..csc.offsets()[c + 1] as usize];
-                (col.iter().copied().min().unwrap_or(u32::MAX), col.iter().copied().max().unwrap_or(0))
-            })
-            .unzip();
+        // Each row's (column's) least and greatest neighbour, (u32::MAX, 0) when it has none.
+        let span =
+            |ids: &[u32]| (ids.iter().copied().min().unwrap_or(u32::MAX), ids.iter().copied().max().unwrap_or(0));
+        let (row_min_col, row_max_col) = (0..graph.num_dst()).map(|r| span(graph.row(r))).unzip();
+        let (col_min_row, col_max_row) = (0..graph.num_src()).map(|c| span(csc.column(c))).unzip();
         Ok(Self {
             backend,
             num_dst: graph.num_dst(),

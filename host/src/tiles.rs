@@ -94,15 +94,9 @@ impl DeviceTiles {
     /// backend, with the column of every CSC slot, for GAT's column pass at `feat` features per
     /// head.
     pub(crate) fn upload_columns(graph: &DeviceGraph<'_>, plan: &TilePlan, feat: u32) -> Result<Self> {
-        let offsets = graph.col_offsets();
         // As many entries as the graph's edges, fewer than 2^32 - 1 ([`DeviceGraph::new`]); the
         // source nodes are `u32` ids of the CSR.
-        let columns: Vec<u32> = offsets
-            .windows(2)
-            .enumerate()
-            .flat_map(|(c, w)| std::iter::repeat_n(c as u32, (w[1] - w[0]) as usize))
-            .collect();
-        let columns = graph.backend().upload(&columns)?;
+        let columns = graph.backend().upload(&dfgnn_graphs::csr::slot_owners(graph.col_offsets()))?;
         // The planner checked the column kernel's shared memory against the device's limit.
         let shared_bytes = plan.column_shared_bytes(feat) as u32;
         Ok(Self { shared_bytes, ..Self::upload_with(graph, plan, (Some((columns, feat)), 0))? })

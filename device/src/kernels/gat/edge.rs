@@ -9,6 +9,7 @@
 
 use crate::abi::GatEdgeScoresParams;
 use crate::kernel;
+use crate::kernels::gat::leaky_relu;
 use crate::simt;
 
 /// Runs `body(item, x)` for this thread's items, with `x = el[row] + er[col]` of the item.
@@ -30,7 +31,7 @@ fn each_item(p: &GatEdgeScoresParams, mut body: impl FnMut(usize, f32)) {
 kernel! {
     /// `out[e, h] = LeakyReLU(el[row(e), h] + er[col(e), h])`.
     pub kernel GAT_EDGE_SCORES = fn gat_edge_scores(p: &GatEdgeScoresParams) {
-        each_item(p, |item, x| p.out.store(item, if x > 0.0 { x } else { p.slope * x }));
+        each_item(p, |item, x| p.out.store(item, leaky_relu(x, p.slope)));
     }
 }
 

@@ -18,7 +18,7 @@ mod score;
 
 pub use edge::*;
 pub use node::*;
-pub use score::LeakyScore;
+pub use score::{LeakyScore, leaky_relu, leaky_score};
 
 use crate::abi::{GatBwdColsParams, GatBwdRowsParams, GatFwdParams, GatGroupParams};
 use crate::kernels::attention::variants::{Backward, Variant, variants};

@@ -8,6 +8,20 @@ use crate::kernels::common::segment::Work;
 use crate::kernels::common::vector::Vector;
 use crate::simt::math;
 
+/// `LeakyReLU(x)` with negative slope `slope`: GAT's and GATv2's activation, the one definition
+/// every kernel calls.
+#[inline(always)]
+pub fn leaky_relu(x: f32, slope: f32) -> f32 {
+    if x > 0.0 { x } else { slope * x }
+}
+
+/// GAT's score of `x = el_i + er_j` in base-2 units, `LeakyReLU(x)·log2(e)`: the arithmetic of
+/// every GAT kernel, so that a backward recomputing α matches its forward bit for bit.
+#[inline(always)]
+pub fn leaky_score(x: f32, slope: f32) -> f32 {
+    leaky_relu(x, slope) * math::LOG2_E
+}
+
 /// The LeakyReLU score of the node scores with negative slope `slope`.
 #[derive(Clone, Copy)]
 pub struct LeakyScore {
@@ -42,10 +56,7 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
 
     #[inline(always)]
     fn score(&self, _map: &LaneMap, el: &[HeadScalar; SLOTS], er: &[HeadScalar; SLOTS]) -> [f32; SLOTS] {
-        core::array::from_fn(|s| {
-            let x = el[s].0 + er[s].0;
-            (if x > 0.0 { x } else { self.slope * x }) * math::LOG2_E
-        })
+        core::array::from_fn(|s| leaky_score(el[s].0 + er[s].0, self.slope))
     }
 
     #[inline(always)]

@@ -12,6 +12,7 @@
 
 use crate::abi::{GatV2EdgeGradsParams, GatV2EdgeScoresParams};
 use crate::kernel;
+use crate::kernels::gat::leaky_relu;
 use crate::simt;
 
 /// Runs `body(item)` for this thread's items of `total`.
@@ -25,11 +26,6 @@ fn each_item(total: u64, mut body: impl FnMut(u64)) {
     }
 }
 
-#[inline(always)]
-fn leaky(x: f32, slope: f32) -> f32 {
-    if x > 0.0 { x } else { slope * x }
-}
-
 kernel! {
     /// `out[e, h] = Σ_f a[h, f]·LeakyReLU(xl[col(e), h, f] + xr[row(e), h, f])`.
     pub kernel GATV2_EDGE_SCORES = fn gatv2_edge_scores(p: &GatV2EdgeScoresParams) {
@@ -40,7 +36,7 @@ kernel! {
             let (l, r, ah) = (((j * heads + h) as usize) * feat, ((i * heads + h) as usize) * feat, h as usize * feat);
             let mut s = 0.0f32;
             for f in 0..feat {
-                s += p.a.load(ah + f) * leaky(p.xl.load(l + f) + p.xr.load(r + f), p.slope);
+                s += p.a.load(ah + f) * leaky_relu(p.xl.load(l + f) + p.xr.load(r + f), p.slope);
             }
             p.out.store(item as usize, s);
         });
@@ -65,7 +61,7 @@ kernel! {
                 let z = p.xl.load(((j * heads + h) * feat + f) as usize) + p.xr.load(((i * heads + h) * feat + f) as usize);
                 let ds = p.d_scores.load((e * heads + h) as usize);
                 dx += ds * a * if z > 0.0 { 1.0 } else { p.slope };
-                da += ds * leaky(z, p.slope);
+                da += ds * leaky_relu(z, p.slope);
             }
             let base = if p.base.is_empty() { 0.0 } else { p.base.load(item as usize) };
             p.dx.store(item as usize, base + dx);

@@ -14,6 +14,7 @@ use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::Work;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
+use crate::kernels::gat::leaky_relu;
 use crate::simt::{GSlice, GSliceMut, math};
 
 /// [`GatV2Score::a_at`] of an inactive slot.
@@ -56,7 +57,7 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
     #[inline(always)]
     fn leaky(&self, z: V) -> V {
         let slope = self.slope;
-        z.map(|x| if x > 0.0 { x } else { slope * x })
+        z.map(|x| leaky_relu(x, slope))
     }
 
     /// `acc + ds·a⊙LeakyReLU'(xr + xl)` for slot `s`: the gradient of `xr` and of `xl` alike

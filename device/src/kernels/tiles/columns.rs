@@ -53,6 +53,7 @@ use crate::abi::GatTileColsParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::{Blocked, FoldClock};
 use crate::kernels::common::unroll::unroll;
+use crate::kernels::gat::leaky_score;
 use crate::simt::{self, F4, GSlice, WARP_SIZE, math};
 
 /// Feature quads (4 features) each lane of a column's group holds of `dO_i`, `dh_j` and
@@ -161,8 +162,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
     while e < tile.edges {
         let (row, i) = tile.edge(e);
         let x = el.load(i) + er.load(row);
-        let s = (if x > 0.0 { x } else { p.slope * x }) * math::LOG2_E;
-        tile.scores.store(e, math::exp2(s - m.load(i)) * inv.load(i));
+        tile.scores.store(e, math::exp2(leaky_score(x, p.slope) - m.load(i)) * inv.load(i));
         if x > 0.0 {
             tile.mark_positive(e);
         }

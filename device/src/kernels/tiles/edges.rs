@@ -34,6 +34,7 @@ use crate::kernels::common::reduce::{min_over, warp_max, warp_sum};
 use crate::kernels::common::softmax::{BLOCK_EDGES, Blocked, log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
+use crate::kernels::gat::{leaky_relu, leaky_score};
 use crate::simt::{self, F4, GSlice, GSliceMut, SharedSlice, WARP_SIZE, math};
 
 /// Edges of a tile at most (its edge list and scores live in shared memory).
@@ -527,7 +528,7 @@ fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
     while e < tile.edges {
         let (row, source) = tile.edge(e);
         let x = el.load(row) + er.load(source);
-        tile.scores.store(e, (if x > 0.0 { x } else { p.slope * x }) * math::LOG2_E);
+        tile.scores.store(e, leaky_score(x, p.slope));
         if x > 0.0 {
             tile.mark_positive(e);
         }
@@ -561,7 +562,7 @@ fn gatv2_tile_edges_forward<const WIDE: bool>(p: &GatV2TilesParams) {
         let mut acc = acc;
         unroll!(4, |c| {
             let x = xr.0[c] + xl.0[c];
-            acc = math::fma(a.0[c], if x > 0.0 { x } else { slope * x }, acc);
+            acc = math::fma(a.0[c], leaky_relu(x, slope), acc);
         });
         acc
     });
@@ -573,10 +574,7 @@ fn gatv2_tile_edges_forward<const WIDE: bool>(p: &GatV2TilesParams) {
             let xr = load_vector(p.xr, (i * heads + tile.head) * feat + f, width);
             let xl = load_vector(p.xl, (j * heads + tile.head) * feat + f, width);
             let a = load_vector(p.a, tile.head * feat + f, width);
-            let z = F4(core::array::from_fn(|c| {
-                let x = xr.0[c] + xl.0[c];
-                if x > 0.0 { x } else { slope * x }
-            }));
+            let z = F4(core::array::from_fn(|c| leaky_relu(xr.0[c] + xl.0[c], slope)));
             dot_as_vector(width, a, z)
         };
         tile.restate((p.stats, heads), (feat, width, math::LOG2_E), term);
