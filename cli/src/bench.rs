@@ -6,8 +6,8 @@
 //! Byte models: **compulsory** counts every array once (perfect reuse of gathered rows);
 //! **gather-worst** counts, per edge, the neighbour's full rows read from memory. The real traffic
 //! lies between them. GT gathers two feature rows per edge (k, v); GAT one (h) plus one scalar per
-//! head (er) in the forward; GATv2 one (xl, its key and value); AGNN is GT on normalised
-//! features plus the normalisation.
+//! head (er) in the forward; GATv2 one (xl, its key and value); AGNN one (h, its value, the keys
+//! made from it) plus one scalar per head (the inverse norm), and the normalisation.
 //!
 //! A model joins every benchmark (this one, `dfgnn bench suite`, the criterion benches) through
 //! [`Model`] (one entry of [`Model::ALL`], its byte model, its inputs) and an implementation of
@@ -131,18 +131,27 @@ pub fn gatv2_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat:
     (fwd, bwd)
 }
 
-/// The byte models of AGNN: GT's on the normalised features, plus the normalisation (`h` read,
-/// `hn`, the queries `β·hn` and the norms written) and its backward (`hn`, the norms, `dq`, `dk`,
-/// `dv` read, `dh` and the shares of dβ written, the shares read again by their sum), all per
-/// node.
+/// The byte models of AGNN on the fused row kernels (f32, u32 indices, u64 offsets). Forward: the
+/// normalisation reads `h` and writes the queries `β·hn`, the norms and their inverses per node;
+/// the attention reads the queries and writes out and lse per destination, and reads `h` and the
+/// inverse norms (its keys are made from them) per source (compulsory) or per edge
+/// (gather-worst). Backward: the normalisation again for `hn` (`h` read, `hn` and the norms
+/// written), GT's backward on `hn`, and the normalisation's backward (`hn`, the norms, `dq`,
+/// `dk`, `dv` read, `dh` and the shares of dβ written, the shares read again by their sum), all
+/// per node. (On tiles and the baselines the forward stores `hn` and runs GT's: two rows more
+/// written per node, one gathered per edge.)
 pub fn agnn_bytes(nodes: usize, nnz: usize, heads: u32, feat: u32) -> (ByteModel, ByteModel) {
-    let (fwd, bwd) = gt_bytes(nodes, nodes, nnz, heads, feat);
+    let (_, gt_bwd) = gt_bytes(nodes, nodes, nnz, heads, feat);
+    let (n, e) = (nodes as f64, nnz as f64);
     let row = heads as f64 * feat as f64 * 4.0;
     let scalar = heads as f64 * 4.0;
-    let n = nodes as f64;
+    let graph = 8.0 * (n + 1.0) + 4.0 * e;
+    let normalize = n * (2.0 * row + 2.0 * scalar);
+    let rows = graph + normalize + n * (2.0 * row + scalar);
+    let fwd = ByteModel { compulsory: rows + n * (row + scalar), gather_worst: rows + e * (row + scalar) };
     let add =
         |m: ByteModel, bytes: f64| ByteModel { compulsory: m.compulsory + bytes, gather_worst: m.gather_worst + bytes };
-    (add(fwd, n * (3.0 * row + scalar)), add(bwd, n * (5.0 * row + 3.0 * scalar)))
+    (fwd, add(gt_bwd, n * (2.0 * row + scalar) + n * (5.0 * row + 3.0 * scalar)))
 }
 
 /// Median, fastest and slowest of repeated timings, in milliseconds.

@@ -1,4 +1,4 @@
-//! AGNN — attention by cosine similarity — forward and backward, on GT's fused kernels.
+//! AGNN — attention by cosine similarity — forward and backward, on GT's fused passes.
 //!
 //! ```text
 //! hn_i = h_i / max(‖h_i‖, eps)    s_ij = β·hn_i·hn_j    α_ij = softmax_j(s_ij)    o_i = Σ_j α_ij·h_j
@@ -6,12 +6,18 @@
 //! per head (norms over each head's `F` features; eps = 1e-12 as `torch.nn.functional.normalize`).
 //! β lives in device memory (a one-element buffer): the kernels read it, the host never does, so
 //! a call queues work without waiting and a captured CUDA graph reads the β of each replay
-//! ([`Agnn::forward_device_beta`]; [`Agnn::forward`] uploads a host `f32`). The forward
-//! normalises (one kernel, which also writes the queries `q = β·hn`) and runs GT with `q`,
-//! `k = hn`, `v = h` and score scale 1. The backward runs GT's backward, then one kernel folds
-//! `β·dq + dk` through the normalisation, adds `dv`, and writes each node and head's share of
-//! `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`; the shares are summed on the device in a fixed order
-//! ([`Backend::sum_into`]) into a one-element buffer.
+//! ([`Agnn::forward_device_beta`]; [`Agnn::forward`] uploads a host `f32`). The attention is GT's
+//! with `q = β·hn`, `k = hn`, `v = h` and score scale 1, run by AGNN's fused kernels
+//! (`dfgnn_device::kernels::agnn::VARIANTS`, GT's passes and shapes): their keys are the
+//! per-(node, head) inverse norms, each made into `hn_j` from the gathered value `h_j`, so an
+//! edge costs one gathered vector, not two, and `hn` is not stored. The forward normalises (one
+//! kernel writes the queries, the norms and their inverses; also `hn` where GT's forward over
+//! tiles or a baseline reads it), then runs the attention. The backward runs the attention's
+//! backward (AGNN's fused passes on the inverse norms, or the baseline's on `hn`), then one
+//! kernel folds `β·dq + dk` through the normalisation (making `hn` from `h` again, bit for bit),
+//! adds `dv`, and writes each node and head's share of `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`; the
+//! shares are summed on the device in a fixed order ([`Backend::sum_into`]) into a one-element
+//! buffer.
 //!
 //! A non-finite β is refused where the host holds it ([`Agnn::forward`]); one in device memory
 //! cannot be checked without a wait. It enters arithmetic only (no index, no size depends on it),
@@ -19,8 +25,8 @@
 //! and the baselines' softmax takes a row of NaN scores for an empty one (zeros).
 
 use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams};
-use dfgnn_device::kernels::agnn::{AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
-use dfgnn_device::simt::{Dim3, GSlice, LaunchConfig, WARP_SIZE};
+use dfgnn_device::kernels::agnn::{self, AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
+use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
@@ -61,13 +67,17 @@ pub struct Agnn<'g, 'b> {
 /// The output of [`Agnn::forward`] and what the backward needs (it borrows `h`, and β when it
 /// came from the caller, for `'a`).
 pub struct AgnnForward<'a> {
-    /// `[N, H, F]` normalised features (the attention's keys) and the queries `β·hn`; the
+    /// `[N, H, F]` the normalised features where the forward wrote them (tiles, baselines), else
+    /// empty; the queries `β·hn`; `[N, H]` the inverse norms (the fused kernels' keys). The
     /// attention state below views them, so they are private and live exactly as long as this
-    /// struct (the queries only for that view).
+    /// struct.
     hn: Buffer<f32>,
     _queries: Buffer<f32>,
+    inverse_norms: Buffer<f32>,
     norm: Buffer<f32>,
     attention: GtForward<'a>,
+    /// `[N, H, F]` the features.
+    h: GSlice<f32>,
     /// `[1]` β: the caller's buffer, or `beta_upload`.
     beta: GSlice<f32>,
     /// The upload of a host β ([`Agnn::forward`]), viewed by `beta`.
@@ -83,11 +93,6 @@ impl AgnnForward<'_> {
     /// `[N, H]` log-sum-exp of each row's scores.
     pub fn lse(&self) -> &Buffer<f32> {
         &self.attention.lse
-    }
-
-    /// `[N, H, F]` the normalised features `h / max(‖h‖, eps)`.
-    pub fn normalized(&self) -> &Buffer<f32> {
-        &self.hn
     }
 
     /// `[N, H]` the norms `‖h‖` (before the clamp).
@@ -126,9 +131,11 @@ impl<'g, 'b> Agnn<'g, 'b> {
                 ),
             });
         }
-        let gt = Gt::new(
+        let gt = Gt::with_table(
             graph,
             &GtConfig { heads: config.heads, feat: config.feat, scale: Some(1.0), plan: config.plan.clone() },
+            agnn::VARIANTS,
+            true,
         )?;
         Ok(Self { gt, graph })
     }
@@ -175,50 +182,99 @@ impl<'g, 'b> Agnn<'g, 'b> {
         beta: GSlice<f32>,
         beta_upload: Option<Buffer<f32>>,
     ) -> Result<AgnnForward<'a>> {
-        let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
+        let heads = self.gt.plan().heads;
         let nodes = self.graph.num_dst();
-        let expected = nodes * heads as usize * feat as usize;
+        let expected = self.features(nodes);
         if h.len() != expected {
             return Err(Error::ShapeMismatch { op: "agnn forward", what: "h", expected, got: h.len() });
         }
         let backend = self.backend();
-        let mut hn = backend.alloc::<f32>(expected)?;
+        // The fused row kernels make their keys from `h` and the inverse norms; GT's forward over
+        // tiles and the baselines read `hn`.
+        let rows = self.gt.forward_is_fused_rows();
+        let mut hn = backend.alloc::<f32>(if rows { 0 } else { expected })?;
         let mut q = backend.alloc::<f32>(expected)?;
+        let mut inv = backend.alloc::<f32>(nodes * heads as usize)?;
         let mut norm = backend.alloc::<f32>(nodes * heads as usize)?;
-        if nodes > 0 {
-            let params = AgnnNormalizeParams {
-                h: h.view(),
-                beta,
-                hn: hn.view_mut(),
-                q: q.view_mut(),
-                norm: norm.view_mut(),
-                nodes: nodes as u32,
-                heads,
-                feat,
-                eps: AGNN_NORM_EPS,
-            };
-            // SAFETY: `h`, `hn`, `q` and `norm` are live buffers of `[N, H, F]` (three) and
-            // `[N, H]`, `beta` one live element (checked by the callers, or the upload); the
-            // outputs are fresh and distinct; one warp per (node, head), warps past the last return.
-            unsafe { backend.launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params)? };
+        self.normalize(h.view(), beta, (hn.view_mut(), q.view_mut(), norm.view_mut(), inv.view_mut()))?;
+        // `hn`, `q` and `inv` move into the result with the views of them; their device memory
+        // does not move. The attention's scale is 1 (`Agnn::new`): β is in `q`.
+        let keys = if rows { inv.view() } else { hn.view() };
+        let attention = self.gt.forward_views(q.view(), keys, h.view(), DropoutParams::OFF)?;
+        Ok(AgnnForward {
+            hn,
+            _queries: q,
+            inverse_norms: inv,
+            norm,
+            attention,
+            h: h.view(),
+            beta,
+            _beta_upload: beta_upload,
+        })
+    }
+
+    /// `[N, H, F]` elements of `nodes` nodes.
+    fn features(&self, nodes: usize) -> usize {
+        nodes * self.gt.plan().heads as usize * self.gt.plan().feat as usize
+    }
+
+    /// Launches the normalisation of `h` into `(hn, q, norm, inv)` (`hn` unwritten when empty).
+    fn normalize(
+        &self,
+        h: GSlice<f32>,
+        beta: GSlice<f32>,
+        (hn, q, norm, inv): (GSliceMut<f32>, GSliceMut<f32>, GSliceMut<f32>, GSliceMut<f32>),
+    ) -> Result<()> {
+        let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
+        let nodes = self.graph.num_dst();
+        if nodes == 0 {
+            return Ok(());
         }
-        // `hn` and `q` move into the result with the views of them; their device memory does not
-        // move. The attention's scale is 1 (`Agnn::new`): β is in `q`.
-        let attention = self.gt.forward_views(q.view(), hn.view(), h.view(), DropoutParams::OFF)?;
-        Ok(AgnnForward { hn, _queries: q, norm, attention, beta, _beta_upload: beta_upload })
+        let params =
+            AgnnNormalizeParams { h, beta, hn, q, norm, inv, nodes: nodes as u32, heads, feat, eps: AGNN_NORM_EPS };
+        // SAFETY: `h` is a live `[N, H, F]` buffer and `beta` one live element (checked by the
+        // callers, or the upload); `hn` is a fresh `[N, H, F]` buffer or empty, `q` a fresh
+        // `[N, H, F]` one, `norm` and `inv` fresh `[N, H]` ones, all distinct; one warp per
+        // (node, head), warps past the last return.
+        unsafe { self.backend().launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params) }
+    }
+
+    /// `[N, H, F]` the normalised features `h / max(‖h‖, eps)` of `fwd`'s `h`, written now by the
+    /// normalisation the forward ran: the bits of the keys whose scores the forward computed.
+    pub fn normalized(&self, fwd: &AgnnForward<'_>) -> Result<Buffer<f32>> {
+        let backend = self.backend();
+        let nodes = self.graph.num_dst();
+        let node_heads = nodes * self.gt.plan().heads as usize;
+        let mut hn = backend.alloc::<f32>(self.features(nodes))?;
+        let mut q = backend.alloc::<f32>(self.features(nodes))?;
+        let (mut norm, mut inv) = (backend.alloc::<f32>(node_heads)?, backend.alloc::<f32>(node_heads)?);
+        self.normalize(fwd.h, fwd.beta, (hn.view_mut(), q.view_mut(), norm.view_mut(), inv.view_mut()))?;
+        Ok(hn)
     }
 
     /// The gradients of `Σ d_out ⊙ out` with respect to `h` and β (on the device, as β).
     pub fn backward(&self, fwd: &AgnnForward<'_>, d_out: &Buffer<f32>) -> Result<AgnnGrads> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
-        let grads = self.gt.backward(&fwd.attention, d_out)?;
         let backend = self.backend();
-        let mut dh = backend.result("dh", nodes * heads as usize * feat as usize)?;
+        // The fused passes' keys are the inverse norms; the baseline's are `hn`: the forward's,
+        // or written now with the forward's arithmetic (a fused forward whose backward cannot
+        // hold the shape).
+        let written;
+        let keys = if self.gt.backward_is_fused(&fwd.attention)? {
+            fwd.inverse_norms.view()
+        } else if fwd.hn.len() == self.features(nodes) {
+            fwd.hn.view()
+        } else {
+            written = self.normalized(fwd)?;
+            written.view()
+        };
+        let grads = self.gt.backward_with_keys(&fwd.attention, keys, d_out)?;
+        let mut dh = backend.result("dh", self.features(nodes))?;
         let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {
             let params = AgnnNormalizeBackwardParams {
-                hn: fwd.hn.view(),
+                h: fwd.h,
                 norm: fwd.norm.view(),
                 beta: fwd.beta,
                 dq: grads.dq.view(),

@@ -94,6 +94,11 @@ pub struct GtGrads {
 /// GT attention on one prepared graph and feature shape, with its plan.
 pub struct Gt<'g, 'b> {
     fused: Fused<'g, 'b>,
+    /// The fused kernels without dropout: GT's table, or AGNN's ([`Gt::with_table`]).
+    table: &'static [GtVariant],
+    /// Whether the fused kernels' keys are `[N_src, H]` scalars (AGNN's inverse norms) rather than
+    /// `[N_src, H, F]` vectors; the tiles and the baselines read vectors.
+    scalar_keys: bool,
     /// The forward's tiles, when the plan has them (used without dropout).
     tiles: Option<DeviceTiles>,
     scale: f32,
@@ -103,15 +108,26 @@ pub struct Gt<'g, 'b> {
 impl<'g, 'b> Gt<'g, 'b> {
     /// Plans GT on `graph` for `config` (once) and uploads the plan's work lists.
     pub fn new(graph: &'g DeviceGraph<'b>, config: &GtConfig) -> Result<Self> {
+        Self::with_table(graph, config, VARIANTS, false)
+    }
+
+    /// [`Gt::new`] with the fused kernels of `table` (a table of GT's shapes and parameter
+    /// structs: AGNN's), whose keys are scalars when `scalar_keys`.
+    pub(crate) fn with_table(
+        graph: &'g DeviceGraph<'b>,
+        config: &GtConfig,
+        table: &'static [GtVariant],
+        scalar_keys: bool,
+    ) -> Result<Self> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
-        let mut plan = plan::plan(VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
+        let mut plan = plan::plan(table, &shape, config.heads, config.feat, limits, &config.plan)?;
         plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Dense, TileKernel::Edges], true))?;
         let scale = config.score_scale()?;
         // The tiles restate their maxima in the backward row pass's arithmetic (its load width).
         let score_width = plan.backward_rows.as_ref().map_or(0, |p| p.layout.width);
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, score_width)).transpose()?;
-        Ok(Self { fused: Fused::new(graph, plan)?, tiles, scale, dropout: DropoutParams::OFF })
+        Ok(Self { fused: Fused::new(graph, plan)?, table, scalar_keys, tiles, scale, dropout: DropoutParams::OFF })
     }
 
     /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
@@ -124,10 +140,25 @@ impl<'g, 'b> Gt<'g, 'b> {
         Ok(())
     }
 
-    /// The GT variant the pass was planned on, from the dropout table (the same rows, compiled
-    /// with the mask) when `dropout` is on.
-    fn variant(pass: &DevicePass, dropout: &DropoutParams) -> Result<&'static GtVariant> {
-        pass.variant(if dropout.threshold != 0 { gt::dropout::VARIANTS } else { VARIANTS })
+    /// The variant the pass was planned on, from this op's table, or from GT's dropout table (the
+    /// same rows, compiled with the mask) when `dropout` is on.
+    fn variant(&self, pass: &DevicePass, dropout: &DropoutParams) -> Result<&'static GtVariant> {
+        pass.variant(if dropout.threshold != 0 { gt::dropout::VARIANTS } else { self.table })
+    }
+
+    /// The elements of the fused kernels' keys of `nodes` source nodes.
+    fn fused_keys(&self, nodes: usize) -> usize {
+        if self.scalar_keys { nodes * self.fused.plan.heads as usize } else { self.fused.features(nodes) }
+    }
+
+    /// `len` against the keys of `nodes` nodes that the fused kernels read when `fused`, else
+    /// vectors.
+    fn check_keys(&self, op: &'static str, len: usize, nodes: usize, fused: bool) -> Result<()> {
+        let expected = if fused { self.fused_keys(nodes) } else { self.fused.features(nodes) };
+        if len != expected {
+            return Err(Error::ShapeMismatch { op, what: "k", expected, got: len });
+        }
+        Ok(())
     }
 
     /// The plan the scheduler chose.
@@ -172,7 +203,7 @@ impl<'g, 'b> Gt<'g, 'b> {
     }
 
     /// The forward with an explicit dropout, on views whose buffers the caller keeps alive for
-    /// `'a` (AGNN keeps its queries and normalised features in the struct that holds the result).
+    /// `'a` (AGNN keeps its queries and keys in the struct that holds the result).
     pub(crate) fn forward_views<'a>(
         &self,
         q: GSlice<f32>,
@@ -183,7 +214,8 @@ impl<'g, 'b> Gt<'g, 'b> {
         let scale = self.scale;
         let g = self.fused.graph;
         self.check_view("gt forward", "q", q.len(), g.num_dst())?;
-        self.check_view("gt forward", "k", k.len(), g.num_src())?;
+        let fused_rows = self.fused.forward.is_some() && (self.tiles.is_none() || dropout.threshold != 0);
+        self.check_keys("gt forward", k.len(), g.num_src(), fused_rows)?;
         self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
@@ -206,7 +238,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             tiles.gt_forward(g, heads, feat, scale_log2, io)?;
             return Ok(result(out, lse, stats));
         }
-        let variant = Self::variant(pass, &dropout)?;
+        let variant = self.variant(pass, &dropout)?;
         if let Some(groups) = &self.fused.groups {
             let params = GtGroupParams {
                 group: GroupParams {
@@ -250,6 +282,18 @@ impl<'g, 'b> Gt<'g, 'b> {
             |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), None),
         )?;
         Ok(result(out, lse, stats))
+    }
+
+    /// Whether this plan's forward runs the fused row kernels (no tiles, no baseline): the
+    /// kernels of this op's table, whose keys are scalars where [`Gt::with_table`] said so.
+    pub(crate) fn forward_is_fused_rows(&self) -> bool {
+        self.fused.forward.is_some() && self.tiles.is_none()
+    }
+
+    /// Whether the backward of `fwd` runs the fused passes (of this op's table), else the
+    /// baseline's (which reads vector keys).
+    pub(crate) fn backward_is_fused(&self, fwd: &GtForward<'_>) -> Result<bool> {
+        Ok(!fwd.stats.is_empty() && self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?.is_some())
     }
 
     /// A forward's result rebuilt from what a caller saved of it (`out` `[N_dst, H, F]`, `lse`
@@ -297,16 +341,29 @@ impl<'g, 'b> Gt<'g, 'b> {
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
+        self.backward_with_keys(fwd, fwd.k, d_out)
+    }
+
+    /// [`Gt::backward`] with the keys `k` instead of the forward's: the fused passes' keys
+    /// (scalars, where [`Gt::with_table`] said so) when [`Gt::backward_is_fused`], else vectors
+    /// (AGNN's forward keys may be either).
+    pub(crate) fn backward_with_keys(
+        &self,
+        fwd: &GtForward<'_>,
+        k: GSlice<f32>,
+        d_out: &Buffer<f32>,
+    ) -> Result<GtGrads> {
         // The summed query and key gradients carry the score scale.
         let grad_scale = fwd.scale;
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
+        self.check_keys("gt backward", k.len(), g.num_src(), self.backward_is_fused(fwd)?)?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
-        let fused = self.fused.backward_kernels(|pass| Self::variant(pass, &fwd.dropout))?;
+        let fused = self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
             self.fused.check_baseline_dropout(&fwd.dropout)?;
-            let inputs = baseline::Inputs { q: fwd.q, k: fwd.k, v: fwd.v, heads, feat, scale: fwd.scale };
+            let inputs = baseline::Inputs { q: fwd.q, k, v: fwd.v, heads, feat, scale: fwd.scale };
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
             return Ok(GtGrads { dq, dk, dv });
         };
@@ -326,7 +383,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             |units, partials| GtBwdRowsParams {
                 edges: self.fused.edges(rows_pass, Side::Rows, units, fwd.dropout),
                 q: fwd.q,
-                k: fwd.k,
+                k,
                 v: fwd.v,
                 grads: RowGrads {
                     out: fwd.out.view(),
@@ -354,7 +411,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             |units, partials| GtBwdColsParams {
                 edges: self.fused.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 q: fwd.q,
-                k: fwd.k,
+                k,
                 v: fwd.v,
                 grads: ColumnGrads {
                     stats: fwd.stats.view(),

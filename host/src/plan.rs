@@ -197,8 +197,9 @@ impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
     }
 }
 
-/// GAT's forwards with the positive part mirror its table row for row (forward only).
-impl CompiledVariant for dfgnn_device::kernels::gat::part::PartForward {
+/// A forward table mirrors a model's table row for row (forward only: GAT's forwards with the
+/// positive part, AGNN's forwards).
+impl<F, G> CompiledVariant for dfgnn_device::kernels::attention::variants::ForwardVariant<F, G> {
     fn width(&self) -> u32 {
         self.width
     }

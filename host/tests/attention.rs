@@ -162,6 +162,59 @@ fn agnn_spread(backend: &Backend) {
     }
 }
 
+/// AGNN's forward is GT's over the normalised features, bit for bit (out and lse), on every
+/// fused schedule and the baselines: where it runs its own kernels (keys made from the gathered
+/// values and the inverse norms) GT's backward, which reads `hn`, recomputes its scores exactly.
+fn check_agnn_is_gt_on_normalized_features(backend: &Backend) {
+    use dfgnn::{Agnn, AgnnConfig, Gt, GtConfig};
+    let mut rng = ChaCha8Rng::seed_from_u64(93);
+    let g = graph(&mut rng, 40, 40);
+    let dg = DeviceGraph::new(backend, &g).unwrap();
+    let split = PlanOptions {
+        schedule: Schedule::RowSplit,
+        split_threshold: Some(16),
+        chunk_edges: Some(10),
+        ..Default::default()
+    };
+    let mut plans: Vec<PlanOptions> =
+        Schedule::ALL.into_iter().map(|schedule| PlanOptions { schedule, ..Default::default() }).collect();
+    plans.push(split);
+    for (heads, feat) in [(1, 7), (2, 32), (3, 33), (4, 64), (1, 256)] {
+        let n = g.num_dst() * (heads * feat) as usize;
+        let h: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let bh = backend.upload(&h).unwrap();
+        let beta = 2.3f32;
+        for plan in &plans {
+            let context = format!("AGNN H={heads} F={feat} {plan:?}");
+            let agnn = Agnn::new(&dg, &AgnnConfig { heads, feat, plan: plan.clone() }).unwrap();
+            let fwd = agnn.forward(&bh, beta).unwrap();
+            let hn = agnn.normalized(&fwd).unwrap();
+            let q: Vec<f32> = backend.download(&hn).unwrap().iter().map(|x| beta * x).collect();
+            let gt = Gt::new(&dg, &GtConfig { heads, feat, scale: Some(1.0), plan: plan.clone() }).unwrap();
+            assert_eq!(gt.plan(), agnn.plan(), "{context}");
+            let bq = backend.upload(&q).unwrap();
+            let gt_fwd = gt.forward(&bq, &hn, &bh).unwrap();
+            for (what, ours, gts) in [("out", fwd.out(), &gt_fwd.out), ("lse", fwd.lse(), &gt_fwd.lse)] {
+                let (ours, gts) = (backend.download(ours).unwrap(), backend.download(gts).unwrap());
+                if let Some(i) = ours.iter().zip(&gts).position(|(a, b)| a.to_bits() != b.to_bits()) {
+                    panic!("{context}: {what}[{i}] = {} against GT's {}\n{}", ours[i], gts[i], agnn.plan());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn agnn_is_gt_on_normalized_features_on_the_emulator() {
+    check_agnn_is_gt_on_normalized_features(&Backend::emulator());
+}
+
+#[test]
+#[ignore = "needs a CUDA device: cargo test -- --ignored on a GPU machine"]
+fn agnn_is_gt_on_normalized_features_on_the_gpu() {
+    check_agnn_is_gt_on_normalized_features(&gpu());
+}
+
 /// β in device memory (what the Python package passes): the bits of the same β from the host, on
 /// every schedule; nothing uploaded or downloaded by the forward and the backward (no wait: what
 /// a captured CUDA graph needs); a new β in the same buffer is read by the next call; a NaN β

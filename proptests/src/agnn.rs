@@ -1,6 +1,7 @@
 //! The AGNN check body: forward and backward through the public API, against the `f64`
 //! reference, with the same rule and the same every-element-written requirement as GT.
 
+use dfgnn::agnn::AGNN_NORM_EPS;
 use dfgnn::{Agnn, AgnnConfig, Backend, DeviceGraph, Plan, PlanOptions};
 use dfgnn_graphs::Csr;
 use dfgnn_reference::{Dims, Pattern, agnn_backward, agnn_forward, compare, compare_scalar, l2_normalize, upcast};
@@ -17,8 +18,8 @@ pub struct AgnnResults {
     pub out: Vec<f32>,
     /// `[N, H]`.
     pub lse: Vec<f32>,
-    /// `[N, H, F]` the normalised features.
-    pub hn: Vec<f32>,
+    /// `[N, H]` the norms of the features, clamped at the normalisation's eps as the reference's.
+    pub norm: Vec<f32>,
     /// `[N, H, F]`.
     pub dh: Vec<f32>,
     /// dL/dβ.
@@ -31,7 +32,7 @@ impl AgnnResults {
         vec![
             ("out", &self.out),
             ("lse", &self.lse),
-            ("hn", &self.hn),
+            ("norm", &self.norm),
             ("dh", &self.dh),
             ("d_beta", std::slice::from_ref(&self.d_beta)),
         ]
@@ -60,15 +61,15 @@ pub fn run_agnn(
         plan: agnn.plan().clone(),
         out: backend.download(fwd.out())?,
         lse: backend.download(fwd.lse())?,
-        hn: backend.download(fwd.normalized())?,
+        norm: backend.download(fwd.norms())?.into_iter().map(|n| n.max(AGNN_NORM_EPS)).collect(),
         dh: backend.download(&grads.dh)?,
         d_beta: backend.download(&grads.d_beta)?[0],
     })
 }
 
-/// Runs AGNN on the square `graph` with inputs from `seed` and checks out, lse, the normalised
-/// features, dh and dβ against the `f64` reference under the tolerance rule, plus no NaN and
-/// `lse = −∞` exactly on empty rows. `Err` says what failed, with the case and the plan.
+/// Runs AGNN on the square `graph` with inputs from `seed` and checks out, lse, the norms, dh
+/// and dβ against the `f64` reference under the tolerance rule, plus no NaN and `lse = −∞`
+/// exactly on empty rows. `Err` says what failed, with the case and the plan.
 pub fn check_agnn(
     backend: &Backend,
     graph: &Csr,
@@ -99,18 +100,18 @@ pub fn check_agnn(
     let reference = (|| {
         let r = agnn_forward(&pattern, dims, &h64, b64)?;
         let g = agnn_backward(&pattern, dims, &h64, b64, &r.out, &r.lse, &d64)?;
-        let hn = l2_normalize(n, dims, &h64)?.hn;
-        Ok::<_, dfgnn_reference::RefError>((r, g, hn))
+        let norm = l2_normalize(n, dims, &h64)?.norm;
+        Ok::<_, dfgnn_reference::RefError>((r, g, norm))
     })()
     .map_err(|e| fail(format!("reference f64: {e}")))?;
     let naive = (|| {
         let r = agnn_forward(&pattern, dims, h, *beta)?;
         let g = agnn_backward(&pattern, dims, h, *beta, &r.out, &r.lse, d_out)?;
-        let hn = l2_normalize(n, dims, h)?.hn;
-        Ok::<_, dfgnn_reference::RefError>((r, g, hn))
+        let norm = l2_normalize(n, dims, h)?.norm;
+        Ok::<_, dfgnn_reference::RefError>((r, g, norm))
     })()
     .map_err(|e| fail(format!("reference f32: {e}")))?;
-    let ((r, rg, rhn), (nv, ng, nhn)) = (reference, naive);
+    let ((r, rg, rnorm), (nv, ng, nnorm)) = (reference, naive);
 
     for (i, (&x, &want)) in got.lse.iter().zip(&r.lse).enumerate() {
         if (want == f64::NEG_INFINITY) != (x == f32::NEG_INFINITY) || (want.is_finite() && !x.is_finite()) {
@@ -125,7 +126,7 @@ pub fn check_agnn(
     let checks = vec![
         compare("out", &got.out, &nv.out, &r.out),
         compare("lse", &got.lse, &nv.lse, &r.lse),
-        compare("hn", &got.hn, &nhn, &rhn),
+        compare("norm", &got.norm, &nnorm, &rnorm),
         compare("dh", &got.dh, &ng.dh, &rg.dh),
         compare_scalar("dβ", got.d_beta, ng.d_beta, rg.d_beta, rg.d_beta_magnitude),
     ];

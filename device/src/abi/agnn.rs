@@ -3,8 +3,10 @@
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
 
-/// `agnn_normalize`: `hn = h / max(‖h‖, eps)` per node and head, the norm, and the queries
-/// `q = β·hn` of the attention (which then runs with score scale 1).
+/// `agnn_normalize`: `hn = h / max(‖h‖, eps)` per node and head, the norm, its inverse
+/// `1 / max(‖h‖, eps)`, and the queries `q = β·hn` of the attention (which then runs with score
+/// scale 1). `hn` may be empty, and is then not written: the fused passes make their keys from
+/// `h` and `inv`; GT's forward over tiles and the baselines read a stored `hn`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AgnnNormalizeParams {
@@ -13,12 +15,14 @@ pub struct AgnnNormalizeParams {
     /// `[1]` the temperature β, read from memory (never a launch parameter: a captured CUDA
     /// graph reads the β of each replay).
     pub beta: GSlice<f32>,
-    /// `[N, H, F]` normalised features (the attention's keys).
+    /// `[N, H, F]` normalised features (the attention's keys), or empty.
     pub hn: GSliceMut<f32>,
     /// `[N, H, F]` `β·hn`, the attention's queries.
     pub q: GSliceMut<f32>,
     /// `[N, H]` the norms `‖h‖` (before the clamp).
     pub norm: GSliceMut<f32>,
+    /// `[N, H]` the inverse norms `1 / max(‖h‖, eps)` (the factor of `hn`).
+    pub inv: GSliceMut<f32>,
     /// Nodes `N`.
     pub nodes: u32,
     /// Heads `H`.
@@ -30,7 +34,7 @@ pub struct AgnnNormalizeParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for AgnnNormalizeParams {}
-const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 96);
+const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 112);
 
 /// `agnn_normalize_backward`: `dh = dv + ∂hn/∂h ᵀ (β·dq + dk)` per node and head, from the
 /// attention's query and key gradients (with `q = β·hn`, `k = hn`, score scale 1), and each
@@ -38,8 +42,8 @@ const _: () = assert!(core::mem::size_of::<AgnnNormalizeParams>() == 96);
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct AgnnNormalizeBackwardParams {
-    /// `[N, H, F]` normalised features from the forward.
-    pub hn: GSlice<f32>,
+    /// `[N, H, F]` the features (the kernel normalises them as the forward did).
+    pub h: GSlice<f32>,
     /// `[N, H]` norms from the forward.
     pub norm: GSlice<f32>,
     /// `[1]` the temperature β of the forward (the factor of `dq`), read from memory.

@@ -1,5 +1,6 @@
 //! Per-head L2 normalisation `hn = h / max(‖h‖, eps)` (as `torch.nn.functional.normalize`), the
-//! attention's queries `q = β·hn` (β read from memory), and the backward of both.
+//! inverse norms, the attention's queries `q = β·hn` (β read from memory), and the backward of
+//! both (which makes `hn` from `h` again, with the same arithmetic).
 //!
 //! # Grid mapping
 //! One warp per (node, head): warp `w` of the grid takes node `w / H`, head `w % H`; lanes stride
@@ -27,7 +28,8 @@ fn this_head(nodes: u32, heads: u32) -> Option<usize> {
 }
 
 kernel! {
-    /// Normalises each node's heads: `hn = h / max(‖h‖, eps)`, `q = β·hn`, `norm = ‖h‖`.
+    /// Normalises each node's heads: `norm = ‖h‖`, `inv = 1 / max(‖h‖, eps)`, `q = β·hn` and,
+    /// where asked, `hn = h·inv`.
     pub kernel AGNN_NORMALIZE = fn agnn_normalize(p: &AgnnNormalizeParams) {
         let Some(nh) = this_head(p.nodes, p.heads) else { return };
         let beta = p.beta.load(0);
@@ -43,15 +45,19 @@ kernel! {
         }
         let norm = math::sqrt(warp_sum(sum_sq));
         let inv = 1.0 / norm.max(p.eps);
+        let write_hn = !p.hn.is_empty();
         let mut f = lane;
         while f < feat {
             let hn = p.h.load(base + f) * inv;
-            p.hn.store(base + f, hn);
+            if write_hn {
+                p.hn.store(base + f, hn);
+            }
             p.q.store(base + f, beta * hn);
             f += WARP_SIZE as usize;
         }
         if lane == 0 {
             p.norm.store(nh, norm);
+            p.inv.store(nh, inv);
         }
     }
 }
@@ -66,21 +72,22 @@ kernel! {
         let lane = simt::lane_id() as usize;
         let norm = p.norm.load(nh);
         let clamped = norm < p.eps;
+        // `hn` as the forward's normalisation makes it, bit for bit.
+        let inv = 1.0 / norm.max(p.eps);
         let (mut dot_q, mut dot_k) = (0.0f32, 0.0f32);
         let mut f = lane;
         while f < feat {
-            let hn = p.hn.load(base + f);
+            let hn = p.h.load(base + f) * inv;
             dot_q += hn * p.dq.load(base + f);
             dot_k += hn * p.dk.load(base + f);
             f += WARP_SIZE as usize;
         }
         let (dot_q, dot_k) = (warp_sum(dot_q), warp_sum(dot_k));
         let dot = beta * dot_q + dot_k;
-        let inv = 1.0 / norm.max(p.eps);
         let mut f = lane;
         while f < feat {
             let g = beta * p.dq.load(base + f) + p.dk.load(base + f);
-            let through_norm = if clamped { g * inv } else { (g - p.hn.load(base + f) * dot) * inv };
+            let through_norm = if clamped { g * inv } else { (g - p.h.load(base + f) * inv * dot) * inv };
             p.dh.store(base + f, p.dv.load(base + f) + through_norm);
             f += WARP_SIZE as usize;
         }

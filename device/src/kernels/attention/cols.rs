@@ -14,11 +14,11 @@
 //!
 //! # Numerics
 //! f32, as the row pass; with dropout, `dv_j = Σ_i α_ij·factor_ij·dO_i` and `ds` as in the row
-//! pass, the mask regenerated from the CSR id of each CSC slot (`edges.edge_ids`). Whole columns write the key gradient times [`Score::grad_scale`] and the
+//! pass, the mask regenerated from the CSR id of each CSC slot (`edges.edge_ids`). Whole columns write the key gradient times [`ScoreGradient::grad_scale`] and the
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
 
 use crate::abi::{ColumnGrads, PassEdges};
-use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
 use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::{head_sum, team_sum};
@@ -37,7 +37,7 @@ pub fn backward_cols<
     const STEP: usize,
     const DROPOUT: bool,
     const PACKED: bool,
-    M: Score<V, SLOTS>,
+    M: ScoreGradient<V, SLOTS>,
 >(
     edges: &PassEdges,
     score: &M,
@@ -61,7 +61,7 @@ fn backward_cols_unit<
     const STEP: usize,
     const DROPOUT: bool,
     const PACKED: bool,
-    M: Score<V, SLOTS>,
+    M: ScoreGradient<V, SLOTS>,
 >(
     edges: &PassEdges,
     score: &M,
@@ -80,7 +80,7 @@ fn backward_cols_unit<
         // Prologue: this source node's key and value.
         let kj = load_slots(&lanes, &k, work.node, &slots);
         let vj = lanes.load(&v, work.node, &slots);
-        let mut dk = [M::Key::zero(); SLOTS];
+        let mut dk = [M::KeyGrad::zero(); SLOTS];
         let mut dv = [V::zero(); SLOTS];
 
         // Main loop over steps of STEP in-edges per team.
@@ -106,7 +106,7 @@ fn backward_cols_unit<
                 // Scores with the forward's arithmetic.
                 let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads_out[c][s].dot(vj[s]));
                 head_sum(&lanes.map, &mut dov);
-                let s2 = score.score(&lanes.map, &score.query(&queries[c]), &kj);
+                let s2 = score.score(&lanes.map, &score.query(&queries[c]), &kj, &vj);
                 if valid[c] {
                     // The edge's CSR id, for the dropout mask (read only when dropout is on).
                     let edge = if DROPOUT && edges.dropout.threshold != 0 {
@@ -119,7 +119,7 @@ fn backward_cols_unit<
                             let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
                             let factor = dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
                             let ds = alpha * (dov[s] * factor - deltas[c][s]);
-                            dk[s] = score.d_key(s, dk[s], queries[c][s], kj[s], ds);
+                            dk[s] = score.d_key(s, dk[s], queries[c][s], kj[s], vj[s], ds);
                             dv[s] = grads_out[c][s].mul_add(alpha * factor, dv[s]);
                         }
                     });
@@ -128,16 +128,16 @@ fn backward_cols_unit<
             base += lanes.step_edges(STEP);
         }
         if !work.packed {
-            M::Key::team_sum(&lanes.map, &mut dk);
+            M::KeyGrad::team_sum(&lanes.map, &mut dk);
             team_sum(&lanes.map, &mut dv);
         }
 
         // Epilogue.
         if work.split {
-            M::Key::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
+            M::KeyGrad::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
             lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
         } else {
-            M::Key::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
+            M::KeyGrad::store(&dk, &lanes, &grads.d_key, work.node, &slots, score.grad_scale());
             lanes.store(&grads.d_value, work.node, &slots, &dv, 1.0);
         }
     });

@@ -141,7 +141,7 @@ fn forward_unit<
             let mut scores = [[f32::NEG_INFINITY; SLOTS]; STEP];
             let mut in_part = [[false; SLOTS]; STEP];
             unroll!(STEP, |c| {
-                let s = score.score(&lanes.map, &query, &keys[c]);
+                let s = score.score(&lanes.map, &query, &keys[c], &values[c]);
                 if valid[c] {
                     scores[c] = s;
                     if PART {

@@ -138,17 +138,20 @@ pub fn forward_group<V: Vector, const SLOTS: usize, const STEP: usize, const DRO
             let valid = e < w1;
             let mut query = [M::Row::zero(); SLOTS];
             let mut key = [M::Key::zero(); SLOTS];
+            // (Loaded for the models whose score reads the value; the others' compiler drops it.)
+            let mut value = [V::zero(); SLOTS];
             if valid {
                 let (row, col) = (p.coo_rows.load(e as usize), p.columns.load(e as usize));
                 unroll!(SLOTS, |s| {
                     if slots[s].active {
                         query[s] = M::Row::load(&q, row as usize * row_len + offset(s), lanes.scalar(row, slots[s]));
                         key[s] = src.key(&lanes, col, slots[s], offset(s), row_len);
+                        value[s] = src.value(col, offset(s), row_len);
                     }
                 });
             }
             // The other kernels' score arithmetic, so the backward recomputes these bit for bit.
-            let partial = score.score(&map, &score.query(&query), &key);
+            let partial = score.score(&map, &score.query(&query), &key, &value);
             if valid {
                 unroll!(SLOTS, |s| {
                     if slots[s].active && slots[s].vector == 0 {

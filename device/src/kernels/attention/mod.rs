@@ -24,4 +24,4 @@ pub mod score;
 pub mod variants;
 
 pub use combine::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
-pub use score::{HeadScalar, Score, SlotValue, load_slots};
+pub use score::{HeadScalar, Score, ScoreGradient, SlotValue, load_slots};

@@ -14,11 +14,11 @@
 //! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
 //! the forward's weights to the last bit of the exponent; `ds = α·(dO·v·factor − D)` with the
 //! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. Whole rows write
-//! the gradient times [`Score::grad_scale`] and `D`; chunks of split rows write unscaled partial
+//! the gradient times [`ScoreGradient::grad_scale`] and `D`; chunks of split rows write unscaled partial
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
-use crate::kernels::attention::{Score, SlotValue, load_slots};
+use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
 use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
 use crate::kernels::common::lanes::head_sum;
@@ -36,7 +36,7 @@ pub fn backward_rows<
     const STEP: usize,
     const DROPOUT: bool,
     const PACKED: bool,
-    M: Score<V, SLOTS>,
+    M: ScoreGradient<V, SLOTS>,
 >(
     edges: &PassEdges,
     score: &M,
@@ -60,7 +60,7 @@ fn backward_rows_unit<
     const STEP: usize,
     const DROPOUT: bool,
     const PACKED: bool,
-    M: Score<V, SLOTS>,
+    M: ScoreGradient<V, SLOTS>,
 >(
     edges: &PassEdges,
     score: &M,
@@ -107,7 +107,7 @@ fn backward_rows_unit<
                 |_, _, _| {},
             );
             unroll!(STEP, |c| {
-                let s2 = score.score(&lanes.map, &query, &keys[c]);
+                let s2 = score.score(&lanes.map, &query, &keys[c], &values[c]);
                 let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
                 head_sum(&lanes.map, &mut dov);
                 if valid[c] {
@@ -116,7 +116,7 @@ fn backward_rows_unit<
                         let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
                         let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
                         let ds = alpha * (d_alpha - delta[s]);
-                        d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], ds);
+                        d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], values[c][s], ds);
                         row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
                     });
                 }

@@ -6,10 +6,12 @@
 //! **value** vectors `v_j` (what is aggregated), in the slots of the [`LaneMap`]. An operand
 //! holds a [`SlotValue`] per slot: a vector of an `[N, H, F]` array, or its head's scalar of an
 //! `[N, H]` array ([`HeadScalar`]); its gradient has the same shape. A model turns the row operand into its
-//! query once per row ([`Score::query`]), scores an edge from it and the key ([`Score::score`]),
-//! and in the backward says how the score gradients `ds` reach the row operand
-//! ([`Score::d_row`]) and the key ([`Score::d_key`]). It must not touch anything else: units,
-//! gathers, the online softmax, the merges across teams and the epilogues are the passes' own.
+//! query once per row ([`Score::query`]) and scores an edge from it, the key and the value
+//! ([`Score::score`]: AGNN's key is a per-node scalar that scales the value); that is all the
+//! forward passes need. In the backward it says how the score gradients `ds` reach the row
+//! operand ([`ScoreGradient::d_row`]) and the key ([`ScoreGradient::d_key`]). It must not touch
+//! anything else: units, gathers, the online softmax, the merges across teams and the epilogues
+//! are the passes' own.
 
 use crate::abi::{LaneMap, Slot};
 use crate::kernels::common::lanes::team_sum;
@@ -175,7 +177,8 @@ impl<V: Vector> SlotValue<V> for HeadScalar {
     }
 }
 
-/// An attention score over `V` vectors held in `SLOTS` slots per lane.
+/// An attention score over `V` vectors held in `SLOTS` slots per lane: what the forward passes
+/// call.
 pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     /// A slot of a destination row's operand, as stored (GT: a query vector).
     type Row: SlotValue<V>;
@@ -183,10 +186,6 @@ pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     type Key: SlotValue<V>;
     /// A destination row's operand, prepared once per row from its [`Score::Row`] slots.
     type Query: Copy;
-
-    /// A model's own per-slot sum over the edges of a row-pass unit, beside the row operand's
-    /// gradient (GATv2: its row's term of the attention vector's gradient); `()` for none.
-    type RowSum: Copy;
 
     /// The score for the lanes' `slots` of one pass over the heads, called once per head pass
     /// before any other method (GATv2 loads its attention vector's slots here); most models
@@ -197,8 +196,9 @@ pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     fn query(&self, row: &[Self::Row; SLOTS]) -> Self::Query;
 
     /// One edge's score per slot, in base-2 units (natural score times `log2 e`), equal in every
-    /// lane and slot of a head. Inactive slots hold zeros; their scores are not used.
-    fn score(&self, map: &LaneMap, query: &Self::Query, key: &[Self::Key; SLOTS]) -> [f32; SLOTS];
+    /// lane and slot of a head, from the row's query, the source's key and its value vectors
+    /// (which most models ignore). Inactive slots hold zeros; their scores are not used.
+    fn score(&self, map: &LaneMap, query: &Self::Query, key: &[Self::Key; SLOTS], value: &[V; SLOTS]) -> [f32; SLOTS];
 
     /// Whether one edge is in the score's part, per slot (the forward also sums the part when
     /// asked: [`crate::abi::PartOut`]; GAT: `el_i + er_j > 0`, where LeakyReLU' is 1). Models
@@ -207,19 +207,31 @@ pub trait Score<V: Vector, const SLOTS: usize>: Copy {
     fn in_part(&self, _query: &Self::Query, _key: &[Self::Key; SLOTS]) -> [bool; SLOTS] {
         [false; SLOTS]
     }
+}
 
-    /// `acc + (∂s/∂row)·ds` for slot `s` of one edge, before the final [`Score::grad_scale`]
-    /// (`row`, `key`: the slot's operands; `ds`: the gradient of the edge's natural score for
-    /// the slot's head).
-    fn d_row(&self, s: usize, acc: Self::Row, row: Self::Row, key: Self::Key, ds: f32) -> Self::Row;
+/// A score's gradients: what the backward passes call besides [`Score`].
+pub trait ScoreGradient<V: Vector, const SLOTS: usize>: Score<V, SLOTS> {
+    /// A model's own per-slot sum over the edges of a row-pass unit, beside the row operand's
+    /// gradient (GATv2: its row's term of the attention vector's gradient); `()` for none.
+    type RowSum: Copy;
 
-    /// `acc + (∂s/∂key)·ds` for slot `s` of one edge, before the final [`Score::grad_scale`].
-    fn d_key(&self, s: usize, acc: Self::Key, row: Self::Row, key: Self::Key, ds: f32) -> Self::Key;
+    /// A slot of the gradient the column pass sums per source node: the key operand's (most
+    /// models: [`Score::Key`]), or, for a key made from the value (AGNN), the made key's.
+    type KeyGrad: SlotValue<V>;
+
+    /// `acc + (∂s/∂row)·ds` for slot `s` of one edge, before the final
+    /// [`ScoreGradient::grad_scale`] (`row`, `key`, `value`: the slot's operands and value;
+    /// `ds`: the gradient of the edge's natural score for the slot's head).
+    fn d_row(&self, s: usize, acc: Self::Row, row: Self::Row, key: Self::Key, value: V, ds: f32) -> Self::Row;
+
+    /// `acc + (∂s/∂key)·ds` for slot `s` of one edge (arguments as [`ScoreGradient::d_row`]),
+    /// before the final [`ScoreGradient::grad_scale`].
+    fn d_key(&self, s: usize, acc: Self::KeyGrad, row: Self::Row, key: Self::Key, value: V, ds: f32) -> Self::KeyGrad;
 
     /// The row sums' start, zero.
     fn row_sum_zero(&self) -> [Self::RowSum; SLOTS];
 
-    /// `acc` plus slot `s`'s term of one edge (arguments as [`Score::d_row`]).
+    /// `acc` plus slot `s`'s term of one edge (arguments as [`ScoreGradient::d_row`]).
     fn add_row_sum(&self, s: usize, acc: Self::RowSum, row: Self::Row, key: Self::Key, ds: f32) -> Self::RowSum;
 
     /// Sums `sums` over the warp's teams and writes them for `work` (a whole row, or a chunk of a

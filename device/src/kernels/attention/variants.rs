@@ -184,3 +184,114 @@ macro_rules! variants {
 }
 
 pub(crate) use variants;
+
+/// A row of a **forward table**: forward entries compiled beside a model's [`Variant`] table and
+/// mirroring it row for row (the same width, slots and step, a packed entry where the mirrored
+/// row has one), so the host runs row `i` of it where it planned row `i` of the model's table.
+/// GAT's forwards with the positive part are such a table (forward entries of parameter struct
+/// `F`, `row_group` entries of `G` where the table has them).
+#[derive(Debug)]
+pub struct ForwardVariant<F: 'static, G: 'static> {
+    /// Features per load: 1 or 4.
+    pub width: u32,
+    /// Register slots (vectors) per lane.
+    pub slots: u32,
+    /// Edges per step and team.
+    pub step: u32,
+    /// The forward.
+    pub forward: KernelRef<F>,
+    /// The `row_group` forward, where the table has one.
+    pub group: Option<KernelRef<G>>,
+    /// The packed forward, where the mirrored variant has one.
+    pub packed: Option<KernelRef<F>>,
+}
+
+impl<F, G> Clone for ForwardVariant<F, G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F, G> Copy for ForwardVariant<F, G> {}
+impl<F, G> PartialEq for ForwardVariant<F, G> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.width, self.slots, self.step, self.forward, self.group, self.packed)
+            == (other.width, other.slots, other.step, other.forward, other.group, other.packed)
+    }
+}
+impl<F, G> Eq for ForwardVariant<F, G> {}
+
+/// Declares a forward table ([`ForwardVariant`]) once: each line generates its entry points and
+/// its row. The header names the table, its parameter types, a doc phrase for the entries and
+/// the generic bodies: the forward's, `<V, SLOTS, STEP, PACKED>`, and, for a table with `row_group`
+/// entries, the group's, `<V, SLOTS, STEP>`. A line reads `vector type, width, slots, step:
+/// forward entry [, group entry] [, packed entry]` (every line of a table with a group body has
+/// a group entry; one without has none).
+macro_rules! forward_table {
+    (
+        $table:ident: ($fp:ty, $gp:ty), $doc:literal;
+        bodies ($fb:ident);
+        $( $v:ty, $width:literal, $slots:literal, $step:literal: $fconst:ident $fwd:ident
+            $(, packed $pconst:ident $pfwd:ident)?; )*
+    ) => {
+        $(
+            $crate::kernels::attention::variants::forward_table!(@forward $fp, $fb, $doc;
+                $v, $slots, $step: $fconst $fwd $(, packed $pconst $pfwd)?);
+        )*
+        $crate::kernels::attention::variants::forward_table!(@table $table, $fp, $gp, $doc;
+            $( $width, $slots, $step: $fconst, None, ($($pconst)?); )*);
+    };
+    (
+        $table:ident: ($fp:ty, $gp:ty), $doc:literal;
+        bodies ($fb:ident, $gb:ident);
+        $( $v:ty, $width:literal, $slots:literal, $step:literal: $fconst:ident $fwd:ident,
+            group $gconst:ident $grp:ident $(, packed $pconst:ident $pfwd:ident)?; )*
+    ) => {
+        $(
+            $crate::kernels::attention::variants::forward_table!(@forward $fp, $fb, $doc;
+                $v, $slots, $step: $fconst $fwd $(, packed $pconst $pfwd)?);
+            $crate::kernel! {
+                #[doc = concat!($doc, ", `row_group`, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                pub kernel $gconst = fn $grp(p: &$gp) {
+                    $gb::<$v, $slots, $step>(p)
+                }
+            }
+        )*
+        $crate::kernels::attention::variants::forward_table!(@table $table, $fp, $gp, $doc;
+            $( $width, $slots, $step: $fconst, Some($gconst), ($($pconst)?); )*);
+    };
+    (@forward $fp:ty, $fb:ident, $doc:literal; $v:ty, $slots:literal, $step:literal: $fconst:ident $fwd:ident
+        $(, packed $pconst:ident $pfwd:ident)?) => {
+        $crate::kernel! {
+            #[doc = concat!($doc, ", ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+            pub kernel $fconst = fn $fwd(p: &$fp) {
+                $fb::<$v, $slots, $step, false>(p)
+            }
+        }
+        $(
+            $crate::kernel! {
+                #[doc = concat!($doc, ", packed, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                pub kernel $pconst = fn $pfwd(p: &$fp) {
+                    $fb::<$v, $slots, $step, true>(p)
+                }
+            }
+        )?
+    };
+    (@table $table:ident, $fp:ty, $gp:ty, $doc:literal;
+        $( $width:literal, $slots:literal, $step:literal: $fconst:ident, $group:expr, ($($pconst:ident)?); )*) => {
+        #[doc = concat!("Every ", $doc, ", row for row with the table it mirrors.")]
+        pub const $table: &[$crate::kernels::attention::variants::ForwardVariant<$fp, $gp>] = &[$(
+            $crate::kernels::attention::variants::ForwardVariant {
+                width: $width,
+                slots: $slots,
+                step: $step,
+                forward: $fconst,
+                group: $group,
+                packed: $crate::kernels::attention::variants::forward_table!(@packed $($pconst)?),
+            },
+        )*];
+    };
+    (@packed) => { None };
+    (@packed $pconst:ident) => { Some($pconst) };
+}
+
+pub(crate) use forward_table;

@@ -2,7 +2,7 @@
 //! head: [`HeadScalar`]), in base-2 units.
 
 use crate::abi::{LaneMap, Slot};
-use crate::kernels::attention::{HeadScalar, Score};
+use crate::kernels::attention::{HeadScalar, Score, ScoreGradient};
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::Work;
 use crate::kernels::common::vector::Vector;
@@ -41,7 +41,6 @@ impl LeakyScore {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     type Row = HeadScalar;
     type Key = HeadScalar;
-    type RowSum = ();
     type Query = [HeadScalar; SLOTS];
 
     #[inline(always)]
@@ -55,7 +54,13 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     }
 
     #[inline(always)]
-    fn score(&self, _map: &LaneMap, el: &[HeadScalar; SLOTS], er: &[HeadScalar; SLOTS]) -> [f32; SLOTS] {
+    fn score(
+        &self,
+        _map: &LaneMap,
+        el: &[HeadScalar; SLOTS],
+        er: &[HeadScalar; SLOTS],
+        _value: &[V; SLOTS],
+    ) -> [f32; SLOTS] {
         core::array::from_fn(|s| leaky_score(el[s].0 + er[s].0, self.slope))
     }
 
@@ -63,14 +68,19 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
     fn in_part(&self, el: &[HeadScalar; SLOTS], er: &[HeadScalar; SLOTS]) -> [bool; SLOTS] {
         core::array::from_fn(|s| el[s].0 + er[s].0 > 0.0)
     }
+}
+
+impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for LeakyScore {
+    type RowSum = ();
+    type KeyGrad = HeadScalar;
 
     #[inline(always)]
-    fn d_row(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+    fn d_row(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, _value: V, ds: f32) -> HeadScalar {
         self.d_sum(acc, el, er, ds)
     }
 
     #[inline(always)]
-    fn d_key(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
+    fn d_key(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, _value: V, ds: f32) -> HeadScalar {
         self.d_sum(acc, el, er, ds)
     }
 

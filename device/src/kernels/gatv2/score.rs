@@ -3,12 +3,12 @@
 //!
 //! Its gradients: with `z = xl_j + xr_i`, `∂s/∂xr_i = ∂s/∂xl_j = a⊙LeakyReLU'(z)`, and the
 //! attention vector's `∂s/∂a = LeakyReLU(z)`, which the row pass sums per row as the score's
-//! [`Score::RowSum`] (the host sums the rows in a fixed order).
+//! [`ScoreGradient::RowSum`] (the host sums the rows in a fixed order).
 
 use core::marker::PhantomData;
 
 use crate::abi::{LaneMap, Slot};
-use crate::kernels::attention::Score;
+use crate::kernels::attention::{Score, ScoreGradient};
 use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::Work;
@@ -79,7 +79,6 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
     type Row = V;
     type Key = V;
-    type RowSum = V;
     type Query = [V; SLOTS];
 
     #[inline(always)]
@@ -96,7 +95,7 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
     }
 
     #[inline(always)]
-    fn score(&self, map: &LaneMap, xr: &[V; SLOTS], xl: &[V; SLOTS]) -> [f32; SLOTS] {
+    fn score(&self, map: &LaneMap, xr: &[V; SLOTS], xl: &[V; SLOTS], _value: &[V; SLOTS]) -> [f32; SLOTS] {
         let mut partial = [0.0f32; SLOTS];
         unroll!(SLOTS, |s| {
             partial[s] = self.a_slot(s).dot(self.leaky(xr[s].add(xl[s])));
@@ -104,14 +103,19 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
         head_sum(map, &mut partial);
         core::array::from_fn(|s| partial[s] * math::LOG2_E)
     }
+}
+
+impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for GatV2Score<V, SLOTS> {
+    type RowSum = V;
+    type KeyGrad = V;
 
     #[inline(always)]
-    fn d_row(&self, s: usize, acc: V, xr: V, xl: V, ds: f32) -> V {
+    fn d_row(&self, s: usize, acc: V, xr: V, xl: V, _value: V, ds: f32) -> V {
         self.d_sum(s, acc, xr, xl, ds)
     }
 
     #[inline(always)]
-    fn d_key(&self, s: usize, acc: V, xr: V, xl: V, ds: f32) -> V {
+    fn d_key(&self, s: usize, acc: V, xr: V, xl: V, _value: V, ds: f32) -> V {
         self.d_sum(s, acc, xr, xl, ds)
     }
 

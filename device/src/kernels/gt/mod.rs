@@ -1,4 +1,4 @@
-//! The fused GT kernels (also AGNN's, which is GT on normalised features): GT's score
+//! The fused GT kernels (AGNN runs the same passes with its own score: [`crate::kernels::agnn`]): GT's score
 //! ([`DotScore`]) in the model-generic passes of [`crate::kernels::attention`], instantiated once
 //! per variant of [`VARIANTS`] (declared with [`crate::kernels::attention::variants`]).
 //!

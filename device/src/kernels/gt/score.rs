@@ -2,7 +2,7 @@
 //! (`c·log2 e` folded into the query once per row).
 
 use crate::abi::{LaneMap, Slot};
-use crate::kernels::attention::Score;
+use crate::kernels::attention::{Score, ScoreGradient};
 use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::Work;
@@ -10,7 +10,7 @@ use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
 
 /// The dot-product score with `scale_log2 = c·log2 e`; gradients are multiplied by `grad_scale`
-/// at the end (GT: `c`; AGNN folds β into its normalisation's backward and passes 1).
+/// at the end (GT: `c`).
 #[derive(Clone, Copy)]
 pub struct DotScore {
     /// The score scale times log2(e).
@@ -22,7 +22,6 @@ pub struct DotScore {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     type Row = V;
     type Key = V;
-    type RowSum = ();
     type Query = [V; SLOTS];
 
     #[inline(always)]
@@ -40,7 +39,7 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
     }
 
     #[inline(always)]
-    fn score(&self, map: &LaneMap, query: &[V; SLOTS], key: &[V; SLOTS]) -> [f32; SLOTS] {
+    fn score(&self, map: &LaneMap, query: &[V; SLOTS], key: &[V; SLOTS], _value: &[V; SLOTS]) -> [f32; SLOTS] {
         let mut partial = [0.0f32; SLOTS];
         unroll!(SLOTS, |s| {
             partial[s] = query[s].dot(key[s]);
@@ -48,14 +47,19 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for DotScore {
         head_sum(map, &mut partial);
         partial
     }
+}
+
+impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for DotScore {
+    type RowSum = ();
+    type KeyGrad = V;
 
     #[inline(always)]
-    fn d_row(&self, _s: usize, acc: V, _q: V, k: V, ds: f32) -> V {
+    fn d_row(&self, _s: usize, acc: V, _q: V, k: V, _value: V, ds: f32) -> V {
         k.mul_add(ds, acc)
     }
 
     #[inline(always)]
-    fn d_key(&self, _s: usize, acc: V, q: V, _k: V, ds: f32) -> V {
+    fn d_key(&self, _s: usize, acc: V, q: V, _k: V, _value: V, ds: f32) -> V {
         q.mul_add(ds, acc)
     }
 
