@@ -191,7 +191,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         let backend = self.backend();
         // The fused row kernels make their keys from `h` and the inverse norms; GT's forward over
         // tiles and the baselines read `hn`.
-        let rows = self.gt.forward_is_fused_rows();
+        let rows = self.gt.forward_runs_rows(&DropoutParams::OFF);
         let mut hn = backend.alloc::<f32>(if rows { 0 } else { expected })?;
         let mut q = backend.alloc::<f32>(expected)?;
         let mut inv = backend.alloc::<f32>(nodes * heads as usize)?;

@@ -214,8 +214,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let scale = self.scale;
         let g = self.fused.graph;
         self.check_view("gt forward", "q", q.len(), g.num_dst())?;
-        let fused_rows = self.fused.forward.is_some() && (self.tiles.is_none() || dropout.threshold != 0);
-        self.check_keys("gt forward", k.len(), g.num_src(), fused_rows)?;
+        self.check_keys("gt forward", k.len(), g.num_src(), self.forward_runs_rows(&dropout))?;
         self.check_view("gt forward", "v", v.len(), g.num_src())?;
         let backend = g.backend();
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
@@ -284,10 +283,11 @@ impl<'g, 'b> Gt<'g, 'b> {
         Ok(result(out, lse, stats))
     }
 
-    /// Whether this plan's forward runs the fused row kernels (no tiles, no baseline): the
-    /// kernels of this op's table, whose keys are scalars where [`Gt::with_table`] said so.
-    pub(crate) fn forward_is_fused_rows(&self) -> bool {
-        self.fused.forward.is_some() && self.tiles.is_none()
+    /// Whether a forward with `dropout` runs the fused row kernels (not a baseline, not the tiles,
+    /// which run without dropout only): the kernels whose keys are scalars where
+    /// [`Gt::with_table`] said so.
+    pub(crate) fn forward_runs_rows(&self, dropout: &DropoutParams) -> bool {
+        self.fused.forward.is_some() && (self.tiles.is_none() || dropout.threshold != 0)
     }
 
     /// Whether the backward of `fwd` runs the fused passes (of this op's table), else the
@@ -357,10 +357,11 @@ impl<'g, 'b> Gt<'g, 'b> {
         let grad_scale = fwd.scale;
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
-        self.check_keys("gt backward", k.len(), g.num_src(), self.backward_is_fused(fwd)?)?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let fused = self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?;
-        let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
+        let fused = fused.filter(|_| !fwd.stats.is_empty());
+        self.check_keys("gt backward", k.len(), g.num_src(), fused.is_some())?;
+        let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
             self.fused.check_baseline_dropout(&fwd.dropout)?;
             let inputs = baseline::Inputs { q: fwd.q, k, v: fwd.v, heads, feat, scale: fwd.scale };

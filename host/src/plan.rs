@@ -197,9 +197,8 @@ impl<F, G, R, C> CompiledVariant for Variant<F, G, R, C> {
     }
 }
 
-/// A forward table mirrors a model's table row for row (forward only: GAT's forwards with the
-/// positive part, AGNN's forwards).
-impl<F, G> CompiledVariant for dfgnn_device::kernels::attention::variants::ForwardVariant<F, G> {
+/// GAT's forwards with the positive part mirror its table row for row (forward only).
+impl CompiledVariant for dfgnn_device::kernels::gat::part::PartForward {
     fn width(&self) -> u32 {
         self.width
     }

@@ -17,14 +17,28 @@
 //! registers of a second accumulator; the row pass's gather of every edge's `h_j` goes.
 
 use super::LeakyScore;
-use crate::abi::{GatFwdParams, GatGroupParams, GatPartRowsParams};
+use crate::abi::{GatFwdParams, GatPartRowsParams};
 use crate::kernel;
 use crate::kernels::attention::forward;
-use crate::kernels::attention::variants::forward_table;
 use crate::kernels::common::reduce::warp_sum;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{self, F4, WARP_SIZE};
+use crate::simt::{self, F4, KernelRef, WARP_SIZE};
+
+/// A forward with the positive part, in the same row of its table as the variant it mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartForward {
+    /// Features per load: 1 or 4.
+    pub width: u32,
+    /// Register slots (vectors) per lane.
+    pub slots: u32,
+    /// Edges per step and team.
+    pub step: u32,
+    /// The forward.
+    pub forward: KernelRef<GatFwdParams>,
+    /// The packed forward, where the mirrored variant has one.
+    pub packed: Option<KernelRef<GatFwdParams>>,
+}
 
 #[inline(always)]
 fn part_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
@@ -36,14 +50,47 @@ fn part_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bo
     )
 }
 
-#[inline(always)]
-fn part<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatFwdParams) {
-    part_body::<V, SLOTS, STEP, false, PACKED>(p)
+/// Declares one table of part forwards: `vector type, width, slots, step: entry [, packed entry]`.
+macro_rules! part_table {
+    (
+        $table:ident, $dropout:literal, $doc:literal;
+        $( $v:ty, $width:literal, $slots:literal, $step:literal: $fconst:ident $fwd:ident
+            $(, packed $pconst:ident $pfwd:ident)?; )*
+    ) => {
+        $(
+            $crate::kernel! {
+                #[doc = concat!($doc, ", ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                pub kernel $fconst = fn $fwd(p: &GatFwdParams) {
+                    part_body::<$v, $slots, $step, $dropout, false>(p)
+                }
+            }
+            $(
+                $crate::kernel! {
+                    #[doc = concat!($doc, ", packed, ", stringify!($v), " loads, ", stringify!($slots), " slots.")]
+                    pub kernel $pconst = fn $pfwd(p: &GatFwdParams) {
+                        part_body::<$v, $slots, $step, $dropout, true>(p)
+                    }
+                }
+            )?
+        )*
+
+        #[doc = concat!("Every ", $doc, ", row for row with the forwards it mirrors.")]
+        pub const $table: &[PartForward] = &[$(
+            PartForward {
+                width: $width,
+                slots: $slots,
+                step: $step,
+                forward: $fconst,
+                packed: part_table!(@packed $($pconst)?),
+            },
+        )*];
+    };
+    (@packed) => { None };
+    (@packed $pconst:ident) => { Some($pconst) };
 }
 
-forward_table! {
-    VARIANTS: (GatFwdParams, GatGroupParams), "GAT forward with the positive part";
-    bodies (part);
+part_table! {
+    VARIANTS, false, "GAT forward with the positive part";
     f32, 1, 1, 4: GAT_PART_FWD_W1_S1 gat_part_fwd_w1_s1, packed GAT_PART_FWD_PACKED_W1_S1 gat_part_fwd_packed_w1_s1;
     f32, 1, 2, 4: GAT_PART_FWD_W1_S2 gat_part_fwd_w1_s2;
     f32, 1, 4, 2: GAT_PART_FWD_W1_S4 gat_part_fwd_w1_s4;
@@ -56,20 +103,12 @@ forward_table! {
 
 /// The same with attention dropout, mirroring [`super::dropout::VARIANTS`].
 pub mod dropout {
-    use super::part_body;
-    use crate::abi::{GatFwdParams, GatGroupParams};
-    use crate::kernels::attention::variants::forward_table;
-    use crate::kernels::common::vector::Vector;
+    use super::{PartForward, part_body};
+    use crate::abi::GatFwdParams;
     use crate::simt::F4;
 
-    #[inline(always)]
-    fn drop_part<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GatFwdParams) {
-        part_body::<V, SLOTS, STEP, true, PACKED>(p)
-    }
-
-    forward_table! {
-        VARIANTS: (GatFwdParams, GatGroupParams), "GAT forward with dropout and the positive part";
-        bodies (drop_part);
+    part_table! {
+        VARIANTS, true, "GAT forward with dropout and the positive part";
         f32, 1, 1, 4: GAT_DROP_PART_FWD_W1_S1 gat_drop_part_fwd_w1_s1,
             packed GAT_DROP_PART_FWD_PACKED_W1_S1 gat_drop_part_fwd_packed_w1_s1;
         f32, 1, 2, 4: GAT_DROP_PART_FWD_W1_S2 gat_drop_part_fwd_w1_s2;
