@@ -116,13 +116,13 @@ pub fn gatv2_bytes(num_dst: usize, num_src: usize, nnz: usize, heads: u32, feat:
     let rows = graph + nd * (2.0 * row + 3.0 * scalar);
     let fwd = ByteModel { compulsory: rows + ns * row, gather_worst: rows + e * row };
     // Backward. Row pass: xr, out, d_out and the two stats read, D, d xr and the rows' terms of
-    // d a written per destination; xl gathered. Column pass: xl read, the two parts of d xl
-    // written per source; xr, d_out, the two stats and D gathered. Then d xl = the sum of its
-    // parts (two read, one written) and d a = the sum of the rows' terms (read once).
+    // d a written per destination; xl gathered. Column pass: xl read, d xl (the sum of its two
+    // parts) written per source; xr, d_out, the two stats and D gathered. Then d a = the sum of
+    // the rows' terms (read once).
     let csc = 8.0 * (ns + 1.0) + 4.0 * e;
     let rows_pass = graph + nd * (5.0 * row + 3.0 * scalar);
-    let cols_pass = csc + ns * 3.0 * row;
-    let after = ns * 3.0 * row + nd * row;
+    let cols_pass = csc + ns * 2.0 * row;
+    let after = nd * row;
     let gather_dst = 2.0 * row + 3.0 * scalar;
     let bwd = ByteModel {
         compulsory: rows_pass + cols_pass + after + ns * row + nd * gather_dst,

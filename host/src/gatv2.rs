@@ -9,15 +9,14 @@
 //! read per edge one feature row (`xl_j`, the key and the value); the forward saves per-(row,
 //! head) state only (O(N·H)). The backward's row pass gives `d xr` and each row's term of `d a`
 //! (an `[N_dst, H, F]` temporary, summed over rows as per-block partials in a fixed order), its
-//! column pass the two parts of `d xl` (through the scores, through the aggregation). No float
-//! atomics: results are bit-identical run after run.
+//! column pass `d xl`, its two parts (through the scores, through the aggregation) summed in the
+//! pass. No float atomics: results are bit-identical run after run.
 
 use dfgnn_device::abi::{
-    AddParams, ColumnGrads, DropoutParams, ForwardOut, GatV2BwdColsParams, GatV2BwdRowsParams, GatV2EdgeGradsParams,
+    ColumnGrads, DropoutParams, ForwardOut, GatV2BwdColsParams, GatV2BwdRowsParams, GatV2EdgeGradsParams,
     GatV2EdgeScoresParams, GatV2FwdParams, GatV2GroupParams, GroupParams, RowGrads,
 };
 use dfgnn_device::kernels::gatv2::{self, GATV2_EDGE_GRADS, GATV2_EDGE_SCORES, GatV2Variant};
-use dfgnn_device::kernels::util::ADD;
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
 
 use crate::backend::{Backend, Buffer};
@@ -329,17 +328,6 @@ impl<'g, 'b> GatV2<'g, 'b> {
         Ok(scores)
     }
 
-    /// The result `what` (see [`Backend::result`]) `= x + y` element-wise (same lengths).
-    fn add(&self, what: &'static str, x: &Buffer<f32>, y: &Buffer<f32>) -> Result<Buffer<f32>> {
-        let mut out = self.backend().result(what, x.len())?;
-        if !out.is_empty() {
-            let params = AddParams { a: x.view(), b: y.view(), out: out.view_mut() };
-            // SAFETY: x, y and out have one length and out is distinct; grid-stride.
-            unsafe { self.backend().launch(&ADD, &items_config(x.len() as u64), &params)? };
-        }
-        Ok(out)
-    }
-
     /// The gradients of `Σ d_out ⊙ out` with respect to `xl`, `xr` and `a`.
     pub fn backward(&self, fwd: &GatV2Forward<'_>, d_out: &Buffer<f32>) -> Result<GatV2Grads> {
         let g = self.graph();
@@ -386,15 +374,15 @@ impl<'g, 'b> GatV2<'g, 'b> {
             },
         )?;
 
-        // Column pass: d xl through the scores and through the aggregation.
-        let mut dxl_score = backend.alloc::<f32>(f.features(g.num_src()))?;
-        let mut dxl_agg = backend.alloc::<f32>(f.features(g.num_src()))?;
-        let (score_v, agg_v) = (dxl_score.view_mut(), dxl_agg.view_mut());
+        // Column pass: d xl through the scores and through the aggregation, summed in the pass
+        // (the score's key is its value: ScoreGradient::key_into_value), so one array.
+        let mut dxl = backend.result("dxl", f.features(g.num_src()))?;
+        let dxl_v = dxl.view_mut();
         f.run_pass(
             cols_pass,
             &cols_kernel.0,
             cols_kernel.1.as_ref(),
-            &[hf, hf],
+            &[hf],
             |units, partials| GatV2BwdColsParams {
                 edges: f.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 xr,
@@ -404,22 +392,15 @@ impl<'g, 'b> GatV2<'g, 'b> {
                     stats: fwd.stats.view(),
                     delta: delta.view(),
                     d_out: d_out.view(),
-                    d_key: score_v,
-                    d_value: agg_v,
-                    partial_d_key: partial_view(partials, 0),
-                    partial_d_value: partial_view(partials, 1),
+                    d_key: GSliceMut::empty(),
+                    d_value: dxl_v,
+                    partial_d_key: GSliceMut::empty(),
+                    partial_d_value: partial_view(partials, 0),
                 },
                 slope,
             },
-            |split, partials| {
-                f.sum_partials(
-                    split,
-                    cols_pass,
-                    &[(&partials[0], score_v, feat, 1.0), (&partials[1], agg_v, feat, 1.0)],
-                )
-            },
+            |split, partials| f.sum_partials(split, cols_pass, &[(&partials[0], dxl_v, feat, 1.0)]),
         )?;
-        let dxl = self.add("dxl", &dxl_score, &dxl_agg)?;
         let da = sum_over_nodes(backend, heads, feat, d_a_rows.view(), g.num_dst(), "da")?;
         Ok(GatV2Grads { dxl, dxr, da })
     }

@@ -89,7 +89,8 @@ pub struct GatV2BwdColsParams {
     pub xl: GSlice<f32>,
     /// `[H, F]` attention vector.
     pub a: GSlice<f32>,
-    /// The forward's state, D, `dO`, and where the two parts of `d xl` go.
+    /// The forward's state, D, `dO`, and where `d xl` goes: `d_value` (the sum of its parts
+    /// through the scores and the aggregation) and its partials; the key's arrays stay empty.
     pub grads: ColumnGrads,
     /// The LeakyReLU negative slope.
     pub slope: f32,

@@ -20,21 +20,6 @@ pub struct FillUniformParams {
 unsafe impl LaunchParams for FillUniformParams {}
 const _: () = assert!(core::mem::size_of::<FillUniformParams>() == 32);
 
-/// `add`: `out = a + b` element-wise.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct AddParams {
-    /// `[n]` the first term.
-    pub a: GSlice<f32>,
-    /// `[n]` the second term.
-    pub b: GSlice<f32>,
-    /// `[n]` the sum (distinct from both terms).
-    pub out: GSliceMut<f32>,
-}
-// SAFETY: repr(C), plain data and slices.
-unsafe impl LaunchParams for AddParams {}
-const _: () = assert!(core::mem::size_of::<AddParams>() == 48);
-
 /// `sum_partials`: block `b` sums its range of `x` (`[b·per_block, (b+1)·per_block)`, cut at
 /// `x.len()`) in f64 and writes it to `partial[b]`.
 #[repr(C)]

@@ -16,6 +16,8 @@
 //! f32, as the row pass; with dropout, `dv_j = Σ_i α_ij·factor_ij·dO_i` and `ds` as in the row
 //! pass, the mask regenerated from the CSR id of each CSC slot (`edges.edge_ids`). Whole columns write the key gradient times [`ScoreGradient::grad_scale`] and the
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
+//! A model whose key is its value ([`ScoreGradient::key_into_value`], GATv2) gets their sum,
+//! written as the value gradient (its partials for chunks), and no key gradient.
 
 use crate::abi::{ColumnGrads, PassEdges};
 use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
@@ -132,8 +134,12 @@ fn backward_cols_unit<
             team_sum(&lanes.map, &mut dv);
         }
 
-        // Epilogue.
-        if work.split {
+        // Epilogue. A key that is the value (ScoreGradient::key_into_value) gets one sum.
+        let factor = if work.split { 1.0 } else { score.grad_scale() };
+        if let Some(sum) = score.key_into_value(&dk, &dv, factor) {
+            let (x, at) = if work.split { (&grads.partial_d_value, work.partial) } else { (&grads.d_value, work.node) };
+            lanes.store(x, at, &slots, &sum, 1.0);
+        } else if work.split {
             M::KeyGrad::store(&dk, &lanes, &grads.partial_d_key, work.partial, &slots, 1.0);
             lanes.store(&grads.partial_d_value, work.partial, &slots, &dv, 1.0);
         } else {

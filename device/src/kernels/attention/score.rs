@@ -240,4 +240,14 @@ pub trait ScoreGradient<V: Vector, const SLOTS: usize>: Score<V, SLOTS> {
 
     /// The factor the summed row and key gradients are multiplied by at the end.
     fn grad_scale(&self) -> f32;
+
+    /// For a model whose key is its value (GATv2's `xl`), the source's whole gradient from the
+    /// column pass's sums: the key gradient `dk` times `factor` plus the value gradient `dv`.
+    /// The pass then writes this sum alone, as the value gradient (`d_value`, or its partials
+    /// for split columns), and no key gradient: one array written instead of two and no later
+    /// addition. `None` (the default) for models whose key and value are different arrays.
+    #[inline(always)]
+    fn key_into_value(&self, _dk: &[Self::KeyGrad; SLOTS], _dv: &[V; SLOTS], _factor: f32) -> Option<[V; SLOTS]> {
+        None
+    }
 }

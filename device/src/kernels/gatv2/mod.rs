@@ -5,8 +5,9 @@
 //!
 //! The row operand is `xr_i`, the key and the value are both `xl_j` (PyG's `GATv2Conv`: the
 //! message is the source's transformed features). The backward's row pass gives `d xr` and each
-//! row's term of `d a` (summed by the host over rows in a fixed order), its column pass the two
-//! parts of `d xl`: through the scores and through the aggregation. [`dropout`] holds the same
+//! row's term of `d a` (summed by the host over rows in a fixed order), its column pass `d xl`:
+//! the sum of its parts through the scores and through the aggregation, added in the pass
+//! (`ScoreGradient::key_into_value`), so one array. [`dropout`] holds the same
 //! table compiled with attention dropout, so that these kernels spend nothing on it.
 
 pub mod dropout;

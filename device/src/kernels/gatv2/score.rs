@@ -146,4 +146,10 @@ impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for GatV2Score<V, SL
     fn grad_scale(&self) -> f32 {
         1.0
     }
+
+    /// `xl` is the key and the value: `d xl = factor·dk + dv`, one array.
+    #[inline(always)]
+    fn key_into_value(&self, dk: &[V; SLOTS], dv: &[V; SLOTS], factor: f32) -> Option<[V; SLOTS]> {
+        Some(core::array::from_fn(|s| dk[s].scale(factor).add(dv[s])))
+    }
 }
