@@ -260,16 +260,20 @@ impl<'g, 'b> Agnn<'g, 'b> {
         // The fused passes' keys are the inverse norms; the baseline's are `hn`: the forward's,
         // or written now with the forward's arithmetic (a fused forward whose backward cannot
         // hold the shape).
-        let written;
-        let keys = if self.gt.backward_is_fused(&fwd.attention)? {
-            fwd.inverse_norms.view()
-        } else if fwd.hn.len() == self.features(nodes) {
-            fwd.hn.view()
-        } else {
-            written = self.normalized(fwd)?;
-            written.view()
-        };
-        let grads = self.gt.backward_with_keys(&fwd.attention, keys, d_out)?;
+        let mut written = None;
+        let grads = self.gt.backward_with_keys(
+            &fwd.attention,
+            |fused| {
+                Ok(if fused {
+                    fwd.inverse_norms.view()
+                } else if fwd.hn.len() == self.features(nodes) {
+                    fwd.hn.view()
+                } else {
+                    written.insert(self.normalized(fwd)?).view()
+                })
+            },
+            d_out,
+        )?;
         let mut dh = backend.result("dh", self.features(nodes))?;
         let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
         if nodes > 0 {

@@ -290,12 +290,6 @@ impl<'g, 'b> Gt<'g, 'b> {
         self.fused.forward.is_some() && (self.tiles.is_none() || dropout.threshold != 0)
     }
 
-    /// Whether the backward of `fwd` runs the fused passes (of this op's table), else the
-    /// baseline's (which reads vector keys).
-    pub(crate) fn backward_is_fused(&self, fwd: &GtForward<'_>) -> Result<bool> {
-        Ok(!fwd.stats.is_empty() && self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?.is_some())
-    }
-
     /// A forward's result rebuilt from what a caller saved of it (`out` `[N_dst, H, F]`, `lse`
     /// `[N_dst, H]`, `stats` `[N_dst, H, 2]`, as [`Gt::forward`] made them, over the same `q`,
     /// `k`, `v`), for [`Gt::backward`] without running the forward again. `stats` is ignored when
@@ -341,16 +335,17 @@ impl<'g, 'b> Gt<'g, 'b> {
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
-        self.backward_with_keys(fwd, fwd.k, d_out)
+        self.backward_with_keys(fwd, |_| Ok(fwd.k), d_out)
     }
 
-    /// [`Gt::backward`] with the keys `k` instead of the forward's: the fused passes' keys
-    /// (scalars, where [`Gt::with_table`] said so) when [`Gt::backward_is_fused`], else vectors
-    /// (AGNN's forward keys may be either).
+    /// [`Gt::backward`] with the keys `keys(fused)` instead of the forward's, `fused` saying
+    /// whether the fused passes run (resolved once, here): then their keys (scalars, where
+    /// [`Gt::with_table`] said so), else vectors for the baseline (AGNN's forward keys may be
+    /// either).
     pub(crate) fn backward_with_keys(
         &self,
         fwd: &GtForward<'_>,
-        k: GSlice<f32>,
+        keys: impl FnOnce(bool) -> Result<GSlice<f32>>,
         d_out: &Buffer<f32>,
     ) -> Result<GtGrads> {
         // The summed query and key gradients carry the score scale.
@@ -360,6 +355,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
         let fused = self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?;
         let fused = fused.filter(|_| !fwd.stats.is_empty());
+        let k = keys(fused.is_some())?;
         self.check_keys("gt backward", k.len(), g.num_src(), fused.is_some())?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
