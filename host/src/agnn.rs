@@ -13,11 +13,12 @@
 //! edge costs one gathered vector, not two, and `hn` is not stored. The forward normalises (one
 //! kernel writes the queries, the norms and their inverses; also `hn` where GT's forward over
 //! tiles or a baseline reads it), then runs the attention. The backward runs the attention's
-//! backward (AGNN's fused passes on the inverse norms, or the baseline's on `hn`), then one
-//! kernel folds `β·dq + dk` through the normalisation (making `hn` from `h` again, bit for bit),
-//! adds `dv`, and writes each node and head's share of `dβ = Σ ds·hn_i·hn_j = Σ_i hn_i·dq_i`; the
-//! shares are summed on the device in a fixed order ([`Backend::sum_into`]) into a one-element
-//! buffer.
+//! backward and folds `β·dq + dk` through the normalisation (making `hn` from `h` again, bit for
+//! bit), adds `dv`, and writes each node and head's share of `dβ = Σ ds·hn_i·hn_j = Σ_i
+//! hn_i·dq_i`: on the fused schedules the column pass does that at the end of each source node
+//! (the row pass has written `dq`), so `dk` and `dv` are never stored; after a baseline's
+//! backward (on `hn`) one kernel does it from `dq`, `dk` and `dv`. The shares are summed on the
+//! device in a fixed order ([`Backend::sum_into`]) into a one-element buffer.
 //!
 //! A non-finite β is refused where the host holds it ([`Agnn::forward`]); one in device memory
 //! cannot be checked without a wait. It enters arithmetic only (no index, no size depends on it),
@@ -31,7 +32,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig, GtForward};
+use crate::gt::{Gt, GtConfig, GtForward, NormalizeFold};
 use crate::plan::{Plan, PlanOptions};
 
 /// The clamp of the norm (as `torch.nn.functional.normalize`).
@@ -257,11 +258,19 @@ impl<'g, 'b> Agnn<'g, 'b> {
         let (heads, feat) = (self.gt.plan().heads, self.gt.plan().feat);
         let nodes = self.graph.num_dst();
         let backend = self.backend();
-        // The fused passes' keys are the inverse norms; the baseline's are `hn`: the forward's,
-        // or written now with the forward's arithmetic (a fused forward whose backward cannot
-        // hold the shape).
+        let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
+        // The fused passes' keys are the inverse norms, and their column pass does the
+        // normalisation's backward; the baseline's keys are `hn`: the forward's, or written now
+        // with the forward's arithmetic (a fused forward whose backward cannot hold the shape).
         let mut written = None;
-        let grads = self.gt.backward_with_keys(
+        let fold = NormalizeFold {
+            norm: fwd.norm.view(),
+            beta: fwd.beta,
+            shares: shares.view_mut(),
+            eps: AGNN_NORM_EPS,
+            result: "dh",
+        };
+        let (grads, folded) = self.gt.backward_with_keys(
             &fwd.attention,
             |fused| {
                 Ok(if fused {
@@ -272,29 +281,34 @@ impl<'g, 'b> Agnn<'g, 'b> {
                     written.insert(self.normalized(fwd)?).view()
                 })
             },
+            Some(fold),
             d_out,
         )?;
-        let mut dh = backend.result("dh", self.features(nodes))?;
-        let mut shares = backend.alloc::<f32>(nodes * heads as usize)?;
-        if nodes > 0 {
-            let params = AgnnNormalizeBackwardParams {
-                h: fwd.h,
-                norm: fwd.norm.view(),
-                beta: fwd.beta,
-                dq: grads.dq.view(),
-                dk: grads.dk.view(),
-                dv: grads.dv.view(),
-                dh: dh.view_mut(),
-                d_beta_shares: shares.view_mut(),
-                nodes: nodes as u32,
-                heads,
-                feat,
-                eps: AGNN_NORM_EPS,
-            };
-            // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
-            // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
-            unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
-        }
+        let dh = if folded {
+            grads.dv
+        } else {
+            let mut dh = backend.result("dh", self.features(nodes))?;
+            if nodes > 0 {
+                let params = AgnnNormalizeBackwardParams {
+                    h: fwd.h,
+                    norm: fwd.norm.view(),
+                    beta: fwd.beta,
+                    dq: grads.dq.view(),
+                    dk: grads.dk.view(),
+                    dv: grads.dv.view(),
+                    dh: dh.view_mut(),
+                    d_beta_shares: shares.view_mut(),
+                    nodes: nodes as u32,
+                    heads,
+                    feat,
+                    eps: AGNN_NORM_EPS,
+                };
+                // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
+                // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
+                unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
+            }
+            dh
+        };
         let mut d_beta = backend.result("d_beta", 1)?;
         backend.sum_into(&shares, &mut d_beta)?;
         Ok(AgnnGrads { dh, d_beta })

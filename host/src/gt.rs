@@ -10,10 +10,10 @@
 
 use dfgnn_device::abi::{
     ColumnGrads, DropoutParams, ForwardOut, GroupParams, GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams,
-    RowGrads,
+    NormalizeGrads, RowGrads,
 };
 use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
-use dfgnn_device::simt::GSlice;
+use dfgnn_device::simt::{GSlice, GSliceMut};
 
 use crate::backend::Buffer;
 use crate::baseline;
@@ -335,19 +335,24 @@ impl<'g, 'b> Gt<'g, 'b> {
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
-        self.backward_with_keys(fwd, |_| Ok(fwd.k), d_out)
+        let (grads, _) = self.backward_with_keys(fwd, |_| Ok(fwd.k), None, d_out)?;
+        Ok(grads)
     }
 
     /// [`Gt::backward`] with the keys `keys(fused)` instead of the forward's, `fused` saying
     /// whether the fused passes run (resolved once, here): then their keys (scalars, where
     /// [`Gt::with_table`] said so), else vectors for the baseline (AGNN's forward keys may be
-    /// either).
+    /// either). With `normalize` (AGNN's), the fused column pass also carries the key gradient
+    /// through the normalisation: then (`true` beside the gradients) `dk` is empty and `dv`
+    /// holds the features' whole gradient, a result named `normalize.result`, and the shares
+    /// are written; else (`false`) the caller does that from `dq`, `dk` and `dv`.
     pub(crate) fn backward_with_keys(
         &self,
         fwd: &GtForward<'_>,
         keys: impl FnOnce(bool) -> Result<GSlice<f32>>,
+        normalize: Option<NormalizeFold>,
         d_out: &Buffer<f32>,
-    ) -> Result<GtGrads> {
+    ) -> Result<(GtGrads, bool)> {
         // The summed query and key gradients carry the score scale.
         let grad_scale = fwd.scale;
         let g = self.fused.graph;
@@ -362,7 +367,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             self.fused.check_baseline_dropout(&fwd.dropout)?;
             let inputs = baseline::Inputs { q: fwd.q, k, v: fwd.v, heads, feat, scale: fwd.scale };
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
-            return Ok(GtGrads { dq, dk, dv });
+            return Ok((GtGrads { dq, dk, dv }, false));
         };
         let backend = g.backend();
         let width = heads as usize * feat as usize;
@@ -396,15 +401,26 @@ impl<'g, 'b> Gt<'g, 'b> {
             |split, partials| self.fused.sum_partials(split, rows_pass, &[(&partials[0], dq_v, feat, grad_scale)]),
         )?;
 
-        // Column pass: dk and dv.
-        let mut dk = backend.result("dk", self.fused.features(g.num_src()))?;
-        let mut dv = backend.result("dv", self.fused.features(g.num_src()))?;
+        // Column pass: dk and dv, or (normalize) the features' whole gradient alone, in `dv`.
+        let folded = normalize.is_some();
+        let n_src = self.fused.features(g.num_src());
+        let mut dk = if folded { backend.alloc::<f32>(0)? } else { backend.result("dk", n_src)? };
+        let mut dv = backend.result(normalize.as_ref().map_or("dv", |n| n.result), n_src)?;
         let (dk_v, dv_v) = (dk.view_mut(), dv.view_mut());
+        let normalize = normalize.map_or(NormalizeGrads::NONE, |n| NormalizeGrads {
+            norm: n.norm,
+            beta: n.beta,
+            dq: dq.view(),
+            d_beta_shares: n.shares,
+            eps: n.eps,
+        });
+        // The value's partials come first; the key's, where kept, after them.
+        let partial_widths: &[usize] = if folded { &[width] } else { &[width, width] };
         self.fused.run_pass(
             cols_pass,
             &cols_kernel.0,
             cols_kernel.1.as_ref(),
-            &[width, width],
+            partial_widths,
             |units, partials| GtBwdColsParams {
                 edges: self.fused.edges(cols_pass, Side::Columns, units, fwd.dropout),
                 q: fwd.q,
@@ -416,17 +432,36 @@ impl<'g, 'b> Gt<'g, 'b> {
                     d_out: d_out.view(),
                     d_key: dk_v,
                     d_value: dv_v,
-                    partial_d_key: partial_view(partials, 0),
-                    partial_d_value: partial_view(partials, 1),
+                    partial_d_key: partial_view(partials, 1),
+                    partial_d_value: partial_view(partials, 0),
                 },
                 scale_log2,
                 grad_scale,
+                normalize,
             },
             |split, partials| {
-                let sums = [(&partials[0], dk_v, feat, grad_scale), (&partials[1], dv_v, feat, 1.0)];
+                if folded {
+                    return self.fused.sum_partials(split, cols_pass, &[(&partials[0], dv_v, feat, 1.0)]);
+                }
+                let sums = [(&partials[1], dk_v, feat, grad_scale), (&partials[0], dv_v, feat, 1.0)];
                 self.fused.sum_partials(split, cols_pass, &sums)
             },
         )?;
-        Ok(GtGrads { dq, dk, dv })
+        Ok((GtGrads { dq, dk, dv }, folded))
     }
+}
+
+/// AGNN's normalisation's backward for the fused column pass ([`Gt::backward_with_keys`]): the
+/// forward's norms, β, the clamp, where dβ's shares go and the name of the result.
+pub(crate) struct NormalizeFold {
+    /// `[N, H]` the norms.
+    pub norm: GSlice<f32>,
+    /// `[1]` β.
+    pub beta: GSlice<f32>,
+    /// `[N, H]` dβ's shares, written.
+    pub shares: GSliceMut<f32>,
+    /// The clamp of the norm.
+    pub eps: f32,
+    /// The name of the features' gradient ([`crate::backend::Backend::result`]).
+    pub result: &'static str,
 }

@@ -71,3 +71,36 @@ pub struct AgnnNormalizeBackwardParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for AgnnNormalizeBackwardParams {}
 const _: () = assert!(core::mem::size_of::<AgnnNormalizeBackwardParams>() == 144);
+
+/// What AGNN's fused column pass needs to carry a source node's key gradient through the
+/// normalisation itself (`ScoreGradient::key_into_value`): it then writes `dh` as the value
+/// gradient, as `agnn_normalize_backward` would from `dq`, `dk` and `dv`, and dβ's shares, so
+/// neither `dk` nor `dv` is stored. Part of GT's column-pass parameters, whose table AGNN's
+/// shares; GT's kernels ignore it ([`NormalizeGrads::NONE`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct NormalizeGrads {
+    /// `[N, H]` norms from the forward.
+    pub norm: GSlice<f32>,
+    /// `[1]` the temperature β of the forward, read from memory.
+    pub beta: GSlice<f32>,
+    /// `[N, H, F]` the row pass's query gradient `Σ_j ds_ij·hn_j` (written before the column
+    /// pass runs).
+    pub dq: GSlice<f32>,
+    /// `[N, H]` each node and head's share of dβ, `hn_i·dq_i` (as in
+    /// [`AgnnNormalizeBackwardParams`]).
+    pub d_beta_shares: GSliceMut<f32>,
+    /// The clamp of the norm.
+    pub eps: f32,
+}
+
+impl NormalizeGrads {
+    /// For the models that do not normalise (GT).
+    pub const NONE: Self = Self {
+        norm: GSlice::empty(),
+        beta: GSlice::empty(),
+        dq: GSlice::empty(),
+        d_beta_shares: GSliceMut::empty(),
+        eps: 0.0,
+    };
+}

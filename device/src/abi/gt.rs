@@ -5,6 +5,7 @@
 //! head; features `[N, H, F]` row-major, per-node scalars `[N, H]`.
 
 use super::LaunchParams;
+use super::agnn::NormalizeGrads;
 use super::attention::{ColumnGrads, ForwardOut, GroupParams, PassEdges, RowGrads};
 use crate::simt::GSlice;
 
@@ -70,10 +71,13 @@ pub struct GtBwdColsParams {
     pub scale_log2: f32,
     /// The factor of the summed gradient: `dk = grad_scale·Σ ds·q` (GT: the score scale `c`).
     pub grad_scale: f32,
+    /// AGNN's: its normalisation's backward, done by the column pass ([`NormalizeGrads::NONE`]
+    /// for GT).
+    pub normalize: NormalizeGrads,
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 312);
+const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 384);
 
 /// `gt_group_*`: the `row_group` forward of GT.
 #[repr(C)]

@@ -1,12 +1,15 @@
 //! AGNN's own kernels: the per-head L2 normalisation of the features (which also writes the
-//! queries `q = β·hn`, β read from device memory, and the inverse norms) and its backward, and
-//! AGNN's fused passes ([`VARIANTS`]).
+//! queries `q = β·hn`, β read from device memory, and the inverse norms) and its backward (for
+//! the baselines: the fused column pass does it itself, see [`CosineScore`]), and AGNN's fused
+//! passes ([`VARIANTS`]).
 //!
 //! The attention is GT's with `q = β·h/‖h‖`, `k = h/‖h‖`, `v = h` and score scale 1, run by GT's
 //! passes with [`CosineScore`], whose key is the value times the source's inverse norm: the
 //! passes read `[N, H]` inverse norms as the keys, gather one vector per edge instead of two, and
 //! need no stored `hn`. The table has GT's shapes (the host plans AGNN on it); GT's forward over
-//! tiles, on a stored `hn`, gives the same scores. dβ's per-(node, head) shares are summed by
+//! tiles, on a stored `hn`, gives the same scores. The column pass ends each source node with
+//! the normalisation's backward (`dh` and dβ's share, from the row pass's `dq`), so `dk` and
+//! `dv` are never stored. dβ's per-(node, head) shares are summed by
 //! [`crate::kernels::util::SUM_PARTIALS`] and [`crate::kernels::util::SUM_FINISH`].
 
 mod normalize;
@@ -15,7 +18,7 @@ mod score;
 pub use normalize::*;
 pub use score::CosineScore;
 
-use crate::abi::{GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams};
+use crate::abi::{GtBwdColsParams, GtBwdRowsParams, GtFwdParams, GtGroupParams, NormalizeGrads};
 use crate::kernels::attention::variants::variants;
 use crate::kernels::attention::{cols, forward, group, rows};
 use crate::kernels::common::vector::Vector;
@@ -26,25 +29,31 @@ use crate::simt::F4;
 
 #[inline(always)]
 fn fwd<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtFwdParams) {
-    let score = CosineScore(DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 });
+    let score =
+        CosineScore { dot: DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 }, normalize: NormalizeGrads::NONE };
     forward::forward::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.dst)
 }
 
 #[inline(always)]
 fn grp<V: Vector, const SLOTS: usize, const STEP: usize>(p: &GtGroupParams) {
-    let score = CosineScore(DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 });
+    let score =
+        CosineScore { dot: DotScore { scale_log2: p.scale_log2, grad_scale: 1.0 }, normalize: NormalizeGrads::NONE };
     group::forward_group::<V, SLOTS, STEP, false, _>(&p.group, &score, p.q, p.k, p.v)
 }
 
 #[inline(always)]
 fn bwd_rows<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdRowsParams) {
-    let score = CosineScore(DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale });
+    let score = CosineScore {
+        dot: DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale },
+        normalize: NormalizeGrads::NONE,
+    };
     rows::backward_rows::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 
 #[inline(always)]
 fn bwd_cols<V: Vector, const SLOTS: usize, const STEP: usize, const PACKED: bool>(p: &GtBwdColsParams) {
-    let score = CosineScore(DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale });
+    let score =
+        CosineScore { dot: DotScore { scale_log2: p.scale_log2, grad_scale: p.grad_scale }, normalize: p.normalize };
     cols::backward_cols::<V, SLOTS, STEP, false, PACKED, _>(&p.edges, &score, p.q, p.k, p.v, &p.grads)
 }
 

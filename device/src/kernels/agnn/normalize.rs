@@ -1,6 +1,7 @@
 //! Per-head L2 normalisation `hn = h / max(‖h‖, eps)` (as `torch.nn.functional.normalize`), the
 //! inverse norms, the attention's queries `q = β·hn` (β read from memory), and the backward of
-//! both (which makes `hn` from `h` again, with the same arithmetic).
+//! both (which makes `hn` from `h` again, with the same arithmetic) for the baselines; the fused
+//! column pass computes the same backward itself (`CosineScore::key_into_value`).
 //!
 //! # Grid mapping
 //! One warp per (node, head): warp `w` of the grid takes node `w / H`, head `w % H`; lanes stride

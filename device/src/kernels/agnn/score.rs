@@ -9,8 +9,9 @@
 //! (the gradient of the made key, [`ScoreGradient::KeyGrad`]: a vector, where the key operand is
 //! a scalar). GT's forward over tiles, which reads a stored `hn`, gives the same scores.
 
-use crate::abi::{LaneMap, Slot};
+use crate::abi::{LaneMap, NormalizeGrads, Slot};
 use crate::kernels::attention::{HeadScalar, Score, ScoreGradient};
+use crate::kernels::common::lanes::head_sum;
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::Work;
 use crate::kernels::common::vector::Vector;
@@ -18,9 +19,16 @@ use crate::kernels::gt::DotScore;
 
 /// The cosine score of the stored queries and the values scaled by their inverse norms: GT's
 /// [`DotScore`] (scale 1: β is in the queries; gradients times 1: β is folded by the
-/// normalisation's backward) on the made keys, so the arithmetic is GT's by construction.
+/// normalisation's backward) on the made keys, so the arithmetic is GT's by construction. The
+/// column pass also carries each source's key gradient through the normalisation
+/// ([`ScoreGradient::key_into_value`]) with `normalize` (unused by the other passes).
 #[derive(Clone, Copy)]
-pub struct CosineScore(pub DotScore);
+pub struct CosineScore {
+    /// GT's score on the made keys.
+    pub dot: DotScore,
+    /// The normalisation's backward, for the column pass ([`NormalizeGrads::NONE`] elsewhere).
+    pub normalize: NormalizeGrads,
+}
 
 /// The keys `hn_j = h_j·inv_j` of one edge's slots.
 #[inline(always)]
@@ -40,12 +48,12 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for CosineScore {
 
     #[inline(always)]
     fn query(&self, q: &[V; SLOTS]) -> [V; SLOTS] {
-        Score::<V, SLOTS>::query(&self.0, q)
+        Score::<V, SLOTS>::query(&self.dot, q)
     }
 
     #[inline(always)]
     fn score(&self, map: &LaneMap, query: &[V; SLOTS], inv: &[HeadScalar; SLOTS], h: &[V; SLOTS]) -> [f32; SLOTS] {
-        self.0.score(map, query, &keys(inv, h), h)
+        self.dot.score(map, query, &keys(inv, h), h)
     }
 }
 
@@ -55,12 +63,12 @@ impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for CosineScore {
 
     #[inline(always)]
     fn d_row(&self, s: usize, acc: V, q: V, inv: HeadScalar, h: V, ds: f32) -> V {
-        ScoreGradient::<V, SLOTS>::d_row(&self.0, s, acc, q, h.scale(inv.0), h, ds)
+        ScoreGradient::<V, SLOTS>::d_row(&self.dot, s, acc, q, h.scale(inv.0), h, ds)
     }
 
     #[inline(always)]
     fn d_key(&self, s: usize, acc: V, q: V, inv: HeadScalar, h: V, ds: f32) -> V {
-        ScoreGradient::<V, SLOTS>::d_key(&self.0, s, acc, q, h.scale(inv.0), h, ds)
+        ScoreGradient::<V, SLOTS>::d_key(&self.dot, s, acc, q, h.scale(inv.0), h, ds)
     }
 
     #[inline(always)]
@@ -76,6 +84,44 @@ impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for CosineScore {
 
     #[inline(always)]
     fn grad_scale(&self) -> f32 {
-        ScoreGradient::<V, SLOTS>::grad_scale(&self.0)
+        ScoreGradient::<V, SLOTS>::grad_scale(&self.dot)
+    }
+
+    /// `dh_j = dv_j + J_j·(β·dq_j + factor·dk_j)`, `J_j` the normalisation's Jacobian
+    /// (transposed; symmetric): `J·g = (g − hn·(hn·g))/n`, or `g/eps` where the norm `n` is
+    /// clamped, as `agnn_normalize_backward` computes it. `J` is linear, so a split column's
+    /// chunks each carry their own `dk` and chunk 0 adds `β·dq_j` and writes dβ's share
+    /// `hn_j·dq_j`; the combine step sums the chunks' partials.
+    #[inline(always)]
+    fn key_into_value(
+        &self,
+        lanes: &Lanes<V>,
+        slots: &[Slot; SLOTS],
+        work: &Work,
+        inv: &[HeadScalar; SLOTS],
+        h: &[V; SLOTS],
+        dk: &[V; SLOTS],
+        dv: &[V; SLOTS],
+        factor: f32,
+    ) -> Option<[V; SLOTS]> {
+        let n = &self.normalize;
+        let first = work.chunk == 0;
+        let hn = keys(inv, h);
+        let mut g: [V; SLOTS] = core::array::from_fn(|s| dk[s].scale(factor));
+        if first {
+            let beta = n.beta.load(0);
+            let dq = lanes.load(&n.dq.cast::<V>(), work.node, slots);
+            let mut share: [f32; SLOTS] = core::array::from_fn(|s| hn[s].dot(dq[s]));
+            head_sum(&lanes.map, &mut share);
+            lanes.each_head_leader(slots, |s, slot| n.d_beta_shares.store(lanes.scalar(work.node, slot), share[s]));
+            g = core::array::from_fn(|s| dq[s].mul_add(beta, g[s]));
+        }
+        let mut dot: [f32; SLOTS] = core::array::from_fn(|s| hn[s].dot(g[s]));
+        head_sum(&lanes.map, &mut dot);
+        Some(core::array::from_fn(|s| {
+            let clamped = slots[s].active && n.norm.load(lanes.scalar(work.node, slots[s])) < n.eps;
+            let through = if clamped { g[s] } else { hn[s].mul_add(-dot[s], g[s]) };
+            through.mul_add(inv[s].0, dv[s])
+        }))
     }
 }

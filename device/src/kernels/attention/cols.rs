@@ -16,8 +16,9 @@
 //! f32, as the row pass; with dropout, `dv_j = Σ_i α_ij·factor_ij·dO_i` and `ds` as in the row
 //! pass, the mask regenerated from the CSR id of each CSC slot (`edges.edge_ids`). Whole columns write the key gradient times [`ScoreGradient::grad_scale`] and the
 //! value gradient; chunks of split columns write unscaled partial sums for [`super::combine`].
-//! A model whose key is its value ([`ScoreGradient::key_into_value`], GATv2) gets their sum,
-//! written as the value gradient (its partials for chunks), and no key gradient.
+//! A model whose key is made from its value ([`ScoreGradient::key_into_value`]: GATv2, AGNN) gets
+//! the source's whole gradient, written as the value gradient (its partials for chunks), and no
+//! key gradient.
 
 use crate::abi::{ColumnGrads, PassEdges};
 use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
@@ -136,7 +137,7 @@ fn backward_cols_unit<
 
         // Epilogue. A key that is the value (ScoreGradient::key_into_value) gets one sum.
         let factor = if work.split { 1.0 } else { score.grad_scale() };
-        if let Some(sum) = score.key_into_value(&dk, &dv, factor) {
+        if let Some(sum) = score.key_into_value(&lanes, &slots, work, &kj, &vj, &dk, &dv, factor) {
             let (x, at) = if work.split { (&grads.partial_d_value, work.partial) } else { (&grads.d_value, work.node) };
             lanes.store(x, at, &slots, &sum, 1.0);
         } else if work.split {

@@ -241,13 +241,29 @@ pub trait ScoreGradient<V: Vector, const SLOTS: usize>: Score<V, SLOTS> {
     /// The factor the summed row and key gradients are multiplied by at the end.
     fn grad_scale(&self) -> f32;
 
-    /// For a model whose key is its value (GATv2's `xl`), the source's whole gradient from the
-    /// column pass's sums: the key gradient `dk` times `factor` plus the value gradient `dv`.
-    /// The pass then writes this sum alone, as the value gradient (`d_value`, or its partials
-    /// for split columns), and no key gradient: one array written instead of two and no later
-    /// addition. `None` (the default) for models whose key and value are different arrays.
+    /// For a model whose key is made from its value (GATv2's `xl` is both; AGNN's key is the
+    /// normalised value), the source's whole gradient from the column pass's sums: the key
+    /// gradient `dk` times `factor`, carried to the value, plus the value gradient `dv`, for the
+    /// column's `key` and `value` operands and its unit `work` (a whole column, or chunk
+    /// `work.chunk` of a split one, whose results are partials the combine step sums: a term that
+    /// must be added once goes into chunk 0's). The pass then writes this sum alone, as the value
+    /// gradient (`d_value`, or its partials for split columns), and no key gradient: one array
+    /// written instead of two and no later kernel. A model may also write its own per-node
+    /// results here (AGNN: dβ's shares). `None` (the default) for models whose key and value
+    /// are different arrays.
     #[inline(always)]
-    fn key_into_value(&self, _dk: &[Self::KeyGrad; SLOTS], _dv: &[V; SLOTS], _factor: f32) -> Option<[V; SLOTS]> {
+    #[allow(clippy::too_many_arguments)]
+    fn key_into_value(
+        &self,
+        _lanes: &Lanes<V>,
+        _slots: &[Slot; SLOTS],
+        _work: &Work,
+        _key: &[Self::Key; SLOTS],
+        _value: &[V; SLOTS],
+        _dk: &[Self::KeyGrad; SLOTS],
+        _dv: &[V; SLOTS],
+        _factor: f32,
+    ) -> Option<[V; SLOTS]> {
         None
     }
 }

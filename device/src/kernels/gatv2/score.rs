@@ -149,7 +149,17 @@ impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for GatV2Score<V, SL
 
     /// `xl` is the key and the value: `d xl = factor·dk + dv`, one array.
     #[inline(always)]
-    fn key_into_value(&self, dk: &[V; SLOTS], dv: &[V; SLOTS], factor: f32) -> Option<[V; SLOTS]> {
+    fn key_into_value(
+        &self,
+        _lanes: &Lanes<V>,
+        _slots: &[Slot; SLOTS],
+        _work: &Work,
+        _key: &[Self::Key; SLOTS],
+        _value: &[V; SLOTS],
+        dk: &[V; SLOTS],
+        dv: &[V; SLOTS],
+        factor: f32,
+    ) -> Option<[V; SLOTS]> {
         Some(core::array::from_fn(|s| dk[s].scale(factor).add(dv[s])))
     }
 }
