@@ -263,6 +263,10 @@ struct BenchArgs {
     /// planner decides, under `auto` only.
     #[arg(long)]
     tiles: Option<String>,
+    /// GAT: whether a forward for training also sums each row's positive part, so that the
+    /// backward's row pass gathers nothing (true/false; default: it does).
+    #[arg(long)]
+    positive_part: Option<bool>,
     /// Relabel the graph's nodes first, for locality: `degree` (decreasing in-degree) or `rcm`
     /// (reverse Cuthill-McKee); the reordering's host time is printed apart from the timings.
     #[arg(long)]
@@ -492,6 +496,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             group_staging: args.group_staging,
             team_rows_below: args.team_rows_below,
             tiles: args.tiles.as_deref().map(str::parse).transpose()?,
+            positive_part: args.positive_part,
             ..Default::default()
         },
     };

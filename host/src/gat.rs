@@ -192,6 +192,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut plan = plan::plan(gat::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
         plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], false))?;
         plan::plan_column_tiles(&mut plan, &graph.csc_shape(), limits, &config.plan);
+        plan::plan_positive_part(&mut plan, &shape, &config.plan);
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, 0)).transpose()?;
         let column_tiles = plan
             .column_tiles
@@ -407,9 +408,10 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 
     /// Whether this plan's forward saves the positive part when asked ([`Gat::set_saves_part`]):
-    /// the fused schedules but `row_group`.
+    /// the fused schedules but `row_group`, on graphs of enough edges per row
+    /// ([`plan::plan_positive_part`]).
     pub fn plans_part(&self) -> bool {
-        self.fused.forward.is_some() && self.fused.groups.is_none()
+        self.fused.plan.positive_part && self.fused.forward.is_some() && self.fused.groups.is_none()
     }
 
     /// [`Gat::saved_forward`] of a forward that ran with `dropout`, with its positive part if it

@@ -135,6 +135,11 @@ pub struct PlanOptions {
     /// `Some(TileChoice::Edges)` forces that kernel (an error when the graph does not tile for
     /// it), `Some(TileChoice::Off)` forbids tiles, `None` lets the planner decide (`auto` only).
     pub tiles: Option<TileChoice>,
+    /// GAT: whether a forward for training also sums each row's positive part, so that the
+    /// backward's row pass gathers nothing ([`plan_positive_part`]): `Some(true)` forces it (on
+    /// the schedules that have it), `Some(false)` forbids it (the row pass gathers the features
+    /// again), `None` lets the planner decide.
+    pub positive_part: Option<bool>,
 }
 
 /// What [`PlanOptions::tiles`] forces.
@@ -405,6 +410,9 @@ pub struct Plan {
     /// The tiles of the CSC for the backward's column pass (GAT's, without dropout), when it
     /// runs over them instead of its fused pass ([`plan_column_tiles`]).
     pub column_tiles: Option<TilePlan>,
+    /// GAT: whether a forward for training also sums each row's positive part, so that the
+    /// backward's row pass gathers nothing ([`plan_positive_part`]; `false` for the other models).
+    pub positive_part: bool,
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
 }
@@ -949,6 +957,7 @@ pub fn plan<V: CompiledVariant>(
         backward_cols,
         tiles: None,
         column_tiles: None,
+        positive_part: false,
         reasons,
     })
 }
@@ -1329,6 +1338,35 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
         Err(why) => why,
     };
     plan.reasons.push(format!("backward columns: not over tiles of the CSC ({why_not})"));
+}
+
+/// The least mean in-degree (`E / N_dst`) at which GAT's forward for training sums the positive
+/// part: one more `[N_dst, H, F]` written by the forward and read by the row pass, against the
+/// row pass's gather of `E` feature rows, which on graphs of a few edges per row mostly hits the
+/// L2 cache. (H100, GAT forward+backward ms with / without the part: mol-16384, 2.0 edges per
+/// row, 1×128 1.249 / 1.153; gt-as-22july06, 4.2, 4×64 0.321 / 0.275; gt-email-Enron, 10.0, 4×64
+/// 0.455 / 0.486; er-1M-d16, 16, 4×64 21.4 / 26.6; docs/results.md, seventeenth session.)
+pub const MIN_PART_DEGREE: u64 = 8;
+
+/// Whether GAT's forward for training sums the positive part ([`Plan::positive_part`]): on the
+/// fused schedules but `row_group` (whose forward has none), when the mean in-degree is at least
+/// [`MIN_PART_DEGREE`], or always when `options.positive_part` is `Some(true)`; never when it is
+/// `Some(false)`. A pure function of the graph's size and the options; the reasons say why.
+pub fn plan_positive_part(plan: &mut Plan, graph: &GraphShape<'_>, options: &PlanOptions) {
+    if !plan.schedule.is_fused() || plan.forward.is_err() || plan.groups.is_some() {
+        return;
+    }
+    let rows = graph.row_offsets.len().saturating_sub(1) as u64;
+    let edges = graph.row_offsets.last().copied().unwrap_or(0);
+    let dense_enough = edges >= MIN_PART_DEGREE.saturating_mul(rows);
+    plan.positive_part = options.positive_part.unwrap_or(dense_enough);
+    let why = match options.positive_part {
+        Some(_) => "forced".to_string(),
+        None if dense_enough => format!("{edges} edges over {rows} rows: at least {MIN_PART_DEGREE} per row"),
+        None => format!("{edges} edges over {rows} rows: under {MIN_PART_DEGREE} per row, the row pass gathers"),
+    };
+    let what = if plan.positive_part { "sums" } else { "does not sum" };
+    plan.reasons.push(format!("training forward: {what} the positive part ({why})"));
 }
 
 impl Plan {

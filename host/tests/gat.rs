@@ -49,10 +49,16 @@ fn check_nodes(
     let (bh, bh_dst, ba_dst, ba_src) = (up_(&h), up_(&h_dst), up_(&a_dst), up_(&a_src));
     let bh_dst = if one_array { &bh } else { &bh_dst };
     let fwd = gat.forward(&bh, bh_dst, &ba_dst, &ba_src).unwrap();
-    // The fused forwards but row_group's save the positive part by default (its backward's row
-    // pass then reads no neighbour); the precomputed run below saves none (its row pass gathers).
-    let saves_part = gat.plan().schedule.is_fused() && gat.plan().groups.is_none();
-    assert_eq!(fwd.part().is_some(), saves_part, "{}", gat.plan());
+    // The fused forwards but row_group's save the positive part where the plan says so (by
+    // default on graphs of enough edges per row; the options force it either way): the
+    // backward's row pass then reads no neighbour. The precomputed run below saves none (its row
+    // pass gathers).
+    let plan = gat.plan();
+    let saves_part = plan.schedule.is_fused() && plan.groups.is_none() && plan.positive_part;
+    if let Some(forced) = options.positive_part {
+        assert_eq!(saves_part, forced && plan.schedule.is_fused() && plan.groups.is_none(), "{plan}");
+    }
+    assert_eq!(fwd.part().is_some(), saves_part, "{plan}");
     let out = backend.download(&fwd.out).unwrap();
     let grads = gat.backward(&fwd, &up_(&d_out)).unwrap();
     let p = Pattern::new(g.num_dst(), g.num_src(), g.offsets(), g.columns()).unwrap();
@@ -151,6 +157,9 @@ fn spread(backend: &Backend) {
             check(backend, h, f, PlanOptions { schedule, ..Default::default() }, false);
         }
         check(backend, h, f, common::group_options(), false);
+        for positive_part in [false, true] {
+            check(backend, h, f, PlanOptions { positive_part: Some(positive_part), ..Default::default() }, f % 2 == 1);
+        }
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {

@@ -179,6 +179,7 @@ fn gat_part_adds_no_launch() {
         schedule: Schedule::RowSplit,
         split_threshold: Some(4),
         chunk_edges: Some(2),
+        positive_part: Some(true),
         ..PlanOptions::default()
     };
     let mut gat = Gat::new(&dg, &GatConfig { plan: split, ..GatConfig::new(heads, feat) }).unwrap();

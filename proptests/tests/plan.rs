@@ -23,8 +23,8 @@
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
-    CompiledVariant, GraphShape, LaneLayout, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, lane_layout,
-    plan, plan_column_tiles, plan_tiles, split_threshold, tasks_per_warp,
+    CompiledVariant, GraphShape, LaneLayout, MIN_PART_DEGREE, Passes, Plan, PlanOptions, Schedule, TileChoice,
+    TileKernel, lane_layout, plan, plan_column_tiles, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -773,4 +773,56 @@ fn column_tiles_cut_the_csc_under_auto_or_when_forced() {
     let p = s.column_tiles_at(&t, 512, &device);
     assert_eq!(p.column_tiles, None);
     assert!(p.reasons.iter().any(|r| r.contains("a tile of the CSC needs")), "{:?}", p.reasons);
+}
+
+impl Shape {
+    /// GAT's plan at 4×64 with [`plan_positive_part`] applied.
+    fn positive_part(&self, options: &PlanOptions) -> Plan {
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        let mut p = plan(gat::VARIANTS, &shape, 4, 64, &DeviceLimits::h200(), options).unwrap();
+        plan_positive_part(&mut p, &shape, options);
+        p
+    }
+}
+
+/// A graph of `rows` rows of `degree` edges each over as many sources.
+fn regular(rows: u32, degree: u32) -> Csr {
+    let adjacency: Vec<Vec<u32>> = (0..rows).map(|i| (0..degree).map(|d| (i + d * 7) % rows).collect()).collect();
+    Csr::from_rows(rows as usize, &adjacency).unwrap()
+}
+
+#[test]
+fn the_positive_part_is_summed_from_a_mean_degree_on_unless_forced() {
+    let auto = PlanOptions::default();
+    let (below, at) =
+        (Shape::of(&regular(1000, MIN_PART_DEGREE as u32 - 1)), Shape::of(&regular(1000, MIN_PART_DEGREE as u32)));
+    let p = below.positive_part(&auto);
+    assert!(!p.positive_part);
+    assert!(
+        p.reasons
+            .iter()
+            .any(|r| r.contains("does not sum the positive part") && r.contains("7000 edges over 1000 rows")),
+        "{:?}",
+        p.reasons
+    );
+    let p = at.positive_part(&auto);
+    assert!(p.positive_part);
+    assert!(p.reasons.iter().any(|r| r.contains("training forward: sums the positive part")), "{:?}", p.reasons);
+    // Forced either way, whatever the degree.
+    let on = PlanOptions { positive_part: Some(true), ..PlanOptions::default() };
+    let off = PlanOptions { positive_part: Some(false), ..PlanOptions::default() };
+    assert!(below.positive_part(&on).positive_part);
+    assert!(!at.positive_part(&off).positive_part);
+    // The schedules whose forward has none: the baselines and row_group.
+    for schedule in [Schedule::Unfused, Schedule::EdgeParallel, Schedule::RowGroup] {
+        let forced = PlanOptions { schedule, positive_part: Some(true), ..PlanOptions::default() };
+        assert!(!at.positive_part(&forced).positive_part, "{schedule:?}");
+    }
+    // The other models' plans never sum it.
+    assert!(!at.plan(4, 64, &auto).positive_part);
 }
