@@ -249,7 +249,7 @@ pub unsafe fn gt_backward(
 /// its saved state, with attention `dropout`. `h` is `[N_src, H, F]`, `el` `[N_dst, H]`, `er`
 /// `[N_src, H]`. With `part` (`o⁺` `[N_dst, H, F]`, `α⁺` `[N_dst, H]`: a forward for training)
 /// the forward also saves the positive part there, for a backward whose row pass needs no gather;
-/// left unwritten where the plan saves none ([`Gat::plans_part`]; the backward then ignores it).
+/// zeros where the plan saves none ([`Gat::plans_part`]; the backward then ignores them).
 ///
 /// # Safety
 /// As [`gt_forward`], and for `part`'s two.
@@ -273,8 +273,10 @@ pub unsafe fn gat_forward(
     }
 }
 
-/// Writes a GAT forward's saved state into `saved` and, where the caller asked for it and the
-/// plan saves one, its positive part into `part`.
+/// Writes a GAT forward's saved state into `saved` and, where the caller asked for it, its
+/// positive part into `part`: the forward's, or zeros where the plan saves none (graphs of few
+/// edges per row, `row_group`, the baselines: [`Gat::plans_part`]), so that every output of the
+/// call is a function of its inputs (the backward then ignores them).
 ///
 /// # Safety
 /// As [`Backend::borrow_external`], for the outputs (written).
@@ -287,9 +289,17 @@ unsafe fn save_gat(
     // SAFETY: forwarded contract.
     unsafe {
         save(backend, "gat forward", (&fwd.out, &fwd.lse, fwd.stats()), saved)?;
-        if let (Some((part_out, part_weight)), Some((o, w))) = (part, fwd.part()) {
-            write(backend, "gat forward", "part out", o, part_out)?;
-            write(backend, "gat forward", "part weight", w, part_weight)?;
+        match (part, fwd.part()) {
+            (Some((part_out, part_weight)), Some((o, w))) => {
+                write(backend, "gat forward", "part out", o, part_out)?;
+                write(backend, "gat forward", "part weight", w, part_weight)?;
+            }
+            (Some((part_out, part_weight)), None) => {
+                for room in [part_out, part_weight] {
+                    backend.fill(&mut borrow(backend, room)?, 0.0)?;
+                }
+            }
+            (None, _) => {}
         }
     }
     Ok(())
