@@ -86,7 +86,7 @@ pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
 /// Forced plan options for a schedule, by name: the schedule alone, then with its knobs at the
 /// edges of their ranges (tiny split thresholds and chunks so that chunks and the combine step
 /// run, scalar loads, 2/4/8 slots, 32/64/256/1024 threads per block, 16 rows per block, rows in
-/// natural order, tiny row groups, GAT's positive part forced and forbidden).
+/// natural order, tiny row groups).
 pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
     let base = PlanOptions { schedule, ..PlanOptions::default() };
     let with = |f: fn(&mut PlanOptions)| {
@@ -119,11 +119,19 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
             with(|o| (o.team_rows_below, o.split_threshold, o.chunk_edges) = (Some(u64::MAX), Some(8), Some(5))),
         ),
         ("no row packed", with(|o| o.team_rows_below = Some(0))),
+    ]
+}
+
+/// GAT's own forced options for a schedule: its forward's positive part forced (with split rows,
+/// so that the part's partials merge) and forbidden.
+pub fn gat_forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
+    let base = PlanOptions { schedule, ..PlanOptions::default() };
+    vec![
         (
-            "GAT's positive part forced, split>3 chunks of 2",
-            with(|o| (o.positive_part, o.split_threshold, o.chunk_edges) = (Some(true), Some(3), Some(2))),
+            "positive part forced, split>3 chunks of 2",
+            PlanOptions { positive_part: Some(true), split_threshold: Some(3), chunk_edges: Some(2), ..base.clone() },
         ),
-        ("GAT's positive part forbidden", with(|o| o.positive_part = Some(false))),
+        ("positive part forbidden", PlanOptions { positive_part: Some(false), ..base }),
     ]
 }
 

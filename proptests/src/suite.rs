@@ -12,7 +12,7 @@ use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestE
 
 use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
-    forced_options, power_law_cases, sparse_batch, sweep_graph,
+    forced_options, gat_forced_options, power_law_cases, sparse_batch, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -248,7 +248,8 @@ pub fn every_schedule_and_shape(backend: &Backend, model: Model) {
     tally.finish();
 }
 
-/// Every schedule with every forced option set of [`forced_options`] × [`FORCED_SHAPES`].
+/// Every schedule with every forced option set of [`forced_options`] (and GAT's own,
+/// [`gat_forced_options`]) × [`FORCED_SHAPES`].
 pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
     let mut tally = Tally::new(model.pick([
         "gt_forced_options_on_every_schedule",
@@ -258,7 +259,8 @@ pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
     ]));
     let g = sweep_graph();
     for schedule in Schedule::ALL {
-        for (_, options) in forced_options(schedule).into_iter().skip(1) {
+        let own = if model == Model::Gat { gat_forced_options(schedule) } else { Vec::new() };
+        for (_, options) in forced_options(schedule).into_iter().skip(1).chain(own) {
             for (h, f) in FORCED_SHAPES {
                 let result = model.check(backend, &g, h, f, &options, 77).and_then(|r| honoured(&r, &options, &g));
                 tally.record(result);
