@@ -25,14 +25,14 @@
 //! so it never faults or reads out of bounds: the fused schedules give NaN outputs and gradients,
 //! and the baselines' softmax takes a row of NaN scores for an empty one (zeros).
 
-use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams};
+use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams, NormalizeGrads};
 use dfgnn_device::kernels::agnn::{self, AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig, GtForward, NormalizeFold};
+use crate::gt::{Gt, GtConfig, GtForward};
 use crate::plan::{Plan, PlanOptions};
 
 /// The clamp of the norm (as `torch.nn.functional.normalize`).
@@ -263,12 +263,12 @@ impl<'g, 'b> Agnn<'g, 'b> {
         // normalisation's backward; the baseline's keys are `hn`: the forward's, or written now
         // with the forward's arithmetic (a fused forward whose backward cannot hold the shape).
         let mut written = None;
-        let fold = NormalizeFold {
+        let fold = NormalizeGrads {
             norm: fwd.norm.view(),
             beta: fwd.beta,
-            shares: shares.view_mut(),
+            dq: GSlice::empty(),
+            d_beta_shares: shares.view_mut(),
             eps: AGNN_NORM_EPS,
-            result: "dh",
         };
         let (grads, folded) = self.gt.backward_with_keys(
             &fwd.attention,

@@ -408,10 +408,10 @@ impl<'g, 'b> Gat<'g, 'b> {
     }
 
     /// Whether this plan's forward saves the positive part when asked ([`Gat::set_saves_part`]):
-    /// the fused schedules but `row_group`, on graphs of enough edges per row
-    /// ([`plan::plan_positive_part`]).
+    /// the fused schedules but `row_group`, on graphs of enough edges per row, as the planner
+    /// decided ([`plan::plan_positive_part`]).
     pub fn plans_part(&self) -> bool {
-        self.fused.plan.positive_part && self.fused.forward.is_some() && self.fused.groups.is_none()
+        self.fused.plan.positive_part
     }
 
     /// [`Gat::saved_forward`] of a forward that ran with `dropout`, with its positive part if it

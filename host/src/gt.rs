@@ -13,7 +13,7 @@ use dfgnn_device::abi::{
     NormalizeGrads, RowGrads,
 };
 use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
-use dfgnn_device::simt::{GSlice, GSliceMut};
+use dfgnn_device::simt::GSlice;
 
 use crate::backend::Buffer;
 use crate::baseline;
@@ -342,15 +342,16 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// [`Gt::backward`] with the keys `keys(fused)` instead of the forward's, `fused` saying
     /// whether the fused passes run (resolved once, here): then their keys (scalars, where
     /// [`Gt::with_table`] said so), else vectors for the baseline (AGNN's forward keys may be
-    /// either). With `normalize` (AGNN's), the fused column pass also carries the key gradient
-    /// through the normalisation: then (`true` beside the gradients) `dk` is empty and `dv`
-    /// holds the features' whole gradient, a result named `normalize.result`, and the shares
-    /// are written; else (`false`) the caller does that from `dq`, `dk` and `dv`.
+    /// either). With `normalize` (AGNN's; its `dq` is filled in here, with the row pass's), the
+    /// fused column pass also carries the key gradient through the normalisation: then (`true`
+    /// beside the gradients) `dk` is empty, `dv` holds the features' whole gradient (AGNN's
+    /// result `dh`) and the shares are written; else (`false`) the caller does that from `dq`,
+    /// `dk` and `dv`.
     pub(crate) fn backward_with_keys(
         &self,
         fwd: &GtForward<'_>,
         keys: impl FnOnce(bool) -> Result<GSlice<f32>>,
-        normalize: Option<NormalizeFold>,
+        normalize: Option<NormalizeGrads>,
         d_out: &Buffer<f32>,
     ) -> Result<(GtGrads, bool)> {
         // The summed query and key gradients carry the score scale.
@@ -405,15 +406,9 @@ impl<'g, 'b> Gt<'g, 'b> {
         let folded = normalize.is_some();
         let n_src = self.fused.features(g.num_src());
         let mut dk = if folded { backend.alloc::<f32>(0)? } else { backend.result("dk", n_src)? };
-        let mut dv = backend.result(normalize.as_ref().map_or("dv", |n| n.result), n_src)?;
+        let mut dv = backend.result(if folded { "dh" } else { "dv" }, n_src)?;
         let (dk_v, dv_v) = (dk.view_mut(), dv.view_mut());
-        let normalize = normalize.map_or(NormalizeGrads::NONE, |n| NormalizeGrads {
-            norm: n.norm,
-            beta: n.beta,
-            dq: dq.view(),
-            d_beta_shares: n.shares,
-            eps: n.eps,
-        });
+        let normalize = normalize.map_or(NormalizeGrads::NONE, |n| NormalizeGrads { dq: dq.view(), ..n });
         // The value's partials come first; the key's, where kept, after them.
         let partial_widths: &[usize] = if folded { &[width] } else { &[width, width] };
         self.fused.run_pass(
@@ -449,19 +444,4 @@ impl<'g, 'b> Gt<'g, 'b> {
         )?;
         Ok((GtGrads { dq, dk, dv }, folded))
     }
-}
-
-/// AGNN's normalisation's backward for the fused column pass ([`Gt::backward_with_keys`]): the
-/// forward's norms, β, the clamp, where dβ's shares go and the name of the result.
-pub(crate) struct NormalizeFold {
-    /// `[N, H]` the norms.
-    pub norm: GSlice<f32>,
-    /// `[1]` β.
-    pub beta: GSlice<f32>,
-    /// `[N, H]` dβ's shares, written.
-    pub shares: GSliceMut<f32>,
-    /// The clamp of the norm.
-    pub eps: f32,
-    /// The name of the features' gradient ([`crate::backend::Backend::result`]).
-    pub result: &'static str,
 }
