@@ -32,7 +32,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 use crate::backend::{Backend, Buffer};
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::gt::{Gt, GtConfig, GtForward};
+use crate::gt::{Gt, GtConfig, GtForward, KeyedGrads};
 use crate::plan::{Plan, PlanOptions};
 
 /// The clamp of the norm (as `torch.nn.functional.normalize`).
@@ -270,7 +270,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
             d_beta_shares: shares.view_mut(),
             eps: AGNN_NORM_EPS,
         };
-        let (grads, folded) = self.gt.backward_with_keys(
+        let grads = self.gt.backward_with_keys(
             &fwd.attention,
             |fused| {
                 Ok(if fused {
@@ -284,30 +284,31 @@ impl<'g, 'b> Agnn<'g, 'b> {
             Some(fold),
             d_out,
         )?;
-        let dh = if folded {
-            grads.dv
-        } else {
-            let mut dh = backend.result("dh", self.features(nodes))?;
-            if nodes > 0 {
-                let params = AgnnNormalizeBackwardParams {
-                    h: fwd.h,
-                    norm: fwd.norm.view(),
-                    beta: fwd.beta,
-                    dq: grads.dq.view(),
-                    dk: grads.dk.view(),
-                    dv: grads.dv.view(),
-                    dh: dh.view_mut(),
-                    d_beta_shares: shares.view_mut(),
-                    nodes: nodes as u32,
-                    heads,
-                    feat,
-                    eps: AGNN_NORM_EPS,
-                };
-                // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
-                // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
-                unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
+        let dh = match grads {
+            KeyedGrads::Features(dh) => dh,
+            KeyedGrads::Attention(grads) => {
+                let mut dh = backend.result("dh", self.features(nodes))?;
+                if nodes > 0 {
+                    let params = AgnnNormalizeBackwardParams {
+                        h: fwd.h,
+                        norm: fwd.norm.view(),
+                        beta: fwd.beta,
+                        dq: grads.dq.view(),
+                        dk: grads.dk.view(),
+                        dv: grads.dv.view(),
+                        dh: dh.view_mut(),
+                        d_beta_shares: shares.view_mut(),
+                        nodes: nodes as u32,
+                        heads,
+                        feat,
+                        eps: AGNN_NORM_EPS,
+                    };
+                    // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
+                    // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
+                    unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
+                }
+                dh
             }
-            dh
         };
         let mut d_beta = backend.result("d_beta", 1)?;
         backend.sum_into(&shares, &mut d_beta)?;

@@ -133,8 +133,8 @@ unsafe fn run(
 }
 
 /// What a forward saves for its backward, written into the caller's tensors: `out`
-/// (`[N_dst, H, F]`), `lse` (`[N_dst, H]`) and `stats` (`[N_dst, H, 2]`; left unwritten when the
-/// plan's forward is not fused, whose backward does not read it).
+/// (`[N_dst, H, F]`), `lse` (`[N_dst, H]`) and `stats` (`[N_dst, H, 2]`; zeros when the plan's
+/// forward is not fused, whose backward does not read it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Saved {
     /// The attention output.
@@ -159,7 +159,11 @@ unsafe fn save(
     unsafe {
         write(backend, op, "out", out, saved.out)?;
         write(backend, op, "lse", lse, saved.lse)?;
-        if !stats.is_empty() {
+        if stats.is_empty() {
+            // A baseline forward keeps no stats (its backward recomputes α): zeros, so that every
+            // output of the call is a function of its inputs.
+            backend.fill(&mut borrow(backend, saved.stats)?, 0.0)?;
+        } else {
             write(backend, op, "stats", stats, saved.stats)?;
         }
     }
@@ -614,6 +618,16 @@ mod tests {
         Ok(())
     }
 
+    /// The saved stats a forward wrote into `room`: its own, or zeros where it keeps none (the
+    /// baselines).
+    fn assert_saved_stats(backend: &Backend, room: &Aligned, stats: &Buffer<f32>) {
+        if stats.is_empty() {
+            assert!(room.slice().iter().all(|&x| x == 0.0), "a baseline's saved stats are not zeros");
+        } else {
+            assert_eq!(room.slice(), backend.download(stats).unwrap());
+        }
+    }
+
     fn graph(backend: &Backend) -> DeviceGraph<'_> {
         let csr = dfgnn_graphs::Csr::from_rows(5, &[vec![0u32, 1], vec![], vec![2, 2, 4], vec![3]]).unwrap();
         DeviceGraph::new(backend, &csr).unwrap()
@@ -643,6 +657,7 @@ mod tests {
             .unwrap();
             assert_eq!(out.slice(), backend.download(&fwd.out).unwrap());
             assert_eq!(lse.slice(), backend.download(&fwd.lse).unwrap());
+            assert_saved_stats(&backend, &stats, fwd.stats());
             let (dq, dk, dv) = (Aligned::nan(4 * 8), Aligned::nan(5 * 8), Aligned::nan(5 * 8));
             let grads_out = (dq.external(), dk.external(), dv.external());
             // SAFETY: as above.
@@ -689,9 +704,18 @@ mod tests {
                 .unwrap();
                 let context = format!("{dropout:?} part {with_part}");
                 assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{context}");
-                if let Some((o, w)) = fwd.part() {
-                    assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
-                    assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                assert_saved_stats(&backend, &stats, fwd.stats());
+                match fwd.part() {
+                    Some((o, w)) => {
+                        assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
+                        assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
+                    }
+                    // Asked for and not planned: zeros.
+                    None if with_part => {
+                        let zeros = part_out.slice().iter().chain(part_weight.slice()).all(|&x| x == 0.0);
+                        assert!(zeros, "{context}: the unplanned part is not zeros");
+                    }
+                    None => {}
                 }
                 let (dh, d_el, d_er) = (Aligned::nan(5 * 21), Aligned::nan(4 * 3), Aligned::nan(5 * 3));
                 let grads_out = (dh.external(), d_el.external(), d_er.external());
@@ -766,6 +790,7 @@ mod tests {
                     let (fwd_el, fwd_er) = fwd.node_scores().unwrap();
                     assert_eq!(el.slice(), backend.download(fwd_el).unwrap(), "{context}");
                     assert_eq!(er.slice(), backend.download(fwd_er).unwrap(), "{context}");
+                    assert_saved_stats(&backend, &stats, fwd.stats());
                     if let Some((o, w)) = fwd.part() {
                         assert_eq!(part_out.slice(), backend.download(o).unwrap(), "{context}");
                         assert_eq!(part_weight.slice(), backend.download(w).unwrap(), "{context}");
@@ -832,6 +857,7 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(out.slice(), backend.download(&fwd.out).unwrap(), "{dropout:?}");
+                assert_saved_stats(&backend, &stats, fwd.stats());
                 let (dxl, dxr, da) = (Aligned::nan(5 * 15), Aligned::nan(4 * 15), Aligned::nan(15));
                 let grads_out = (dxl.external(), dxr.external(), da.external());
                 // SAFETY: as above.

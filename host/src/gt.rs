@@ -91,6 +91,16 @@ pub struct GtGrads {
     pub dv: Buffer<f32>,
 }
 
+/// What [`Gt::backward_with_keys`] made: the three gradients, or (the fused column pass carried
+/// the key gradient through AGNN's normalisation) the features' whole gradient, its shares of
+/// dβ written.
+pub(crate) enum KeyedGrads {
+    /// `dq`, `dk` and `dv`, for the caller to take through the normalisation.
+    Attention(GtGrads),
+    /// `[N_src, H, F]` the features' gradient (AGNN's result `dh`).
+    Features(Buffer<f32>),
+}
+
 /// GT attention on one prepared graph and feature shape, with its plan.
 pub struct Gt<'g, 'b> {
     fused: Fused<'g, 'b>,
@@ -335,25 +345,26 @@ impl<'g, 'b> Gt<'g, 'b> {
 
     /// The gradients of `Σ d_out ⊙ out` with respect to q, k and v.
     pub fn backward(&self, fwd: &GtForward<'_>, d_out: &Buffer<f32>) -> Result<GtGrads> {
-        let (grads, _) = self.backward_with_keys(fwd, |_| Ok(fwd.k), None, d_out)?;
-        Ok(grads)
+        match self.backward_with_keys(fwd, |_| Ok(fwd.k), None, d_out)? {
+            KeyedGrads::Attention(grads) => Ok(grads),
+            KeyedGrads::Features(_) => unreachable!("no normalisation to carry the key gradient through"),
+        }
     }
 
     /// [`Gt::backward`] with the keys `keys(fused)` instead of the forward's, `fused` saying
     /// whether the fused passes run (resolved once, here): then their keys (scalars, where
     /// [`Gt::with_table`] said so), else vectors for the baseline (AGNN's forward keys may be
     /// either). With `normalize` (AGNN's; its `dq` is filled in here, with the row pass's), the
-    /// fused column pass also carries the key gradient through the normalisation: then (`true`
-    /// beside the gradients) `dk` is empty, `dv` holds the features' whole gradient (AGNN's
-    /// result `dh`) and the shares are written; else (`false`) the caller does that from `dq`,
-    /// `dk` and `dv`.
+    /// fused column pass also carries the key gradient through the normalisation: then the
+    /// result is the features' whole gradient ([`KeyedGrads::Features`]) and the shares are
+    /// written; else ([`KeyedGrads::Attention`]) the caller does that from `dq`, `dk` and `dv`.
     pub(crate) fn backward_with_keys(
         &self,
         fwd: &GtForward<'_>,
         keys: impl FnOnce(bool) -> Result<GSlice<f32>>,
         normalize: Option<NormalizeGrads>,
         d_out: &Buffer<f32>,
-    ) -> Result<(GtGrads, bool)> {
+    ) -> Result<KeyedGrads> {
         // The summed query and key gradients carry the score scale.
         let grad_scale = fwd.scale;
         let g = self.fused.graph;
@@ -368,7 +379,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             self.fused.check_baseline_dropout(&fwd.dropout)?;
             let inputs = baseline::Inputs { q: fwd.q, k, v: fwd.v, heads, feat, scale: fwd.scale };
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
-            return Ok((GtGrads { dq, dk, dv }, false));
+            return Ok(KeyedGrads::Attention(GtGrads { dq, dk, dv }));
         };
         let backend = g.backend();
         let width = heads as usize * feat as usize;
@@ -442,6 +453,6 @@ impl<'g, 'b> Gt<'g, 'b> {
                 self.fused.sum_partials(split, cols_pass, &sums)
             },
         )?;
-        Ok((GtGrads { dq, dk, dv }, folded))
+        Ok(if folded { KeyedGrads::Features(dv) } else { KeyedGrads::Attention(GtGrads { dq, dk, dv }) })
     }
 }

@@ -326,7 +326,8 @@ def _gat_forward(
     heads, feat = _check_gat(h, el, er, graph)
     h, el, er = _ready("h", h), _ready("el", el), _ready("er", er)
     saved = _saved_like(h, graph.num_dst, heads, feat)
-    part = _gat_part_like(h, graph.num_dst, heads, feat, train)
+    saves = _gat_saves_part(graph, heads, feat, slope, train)
+    part = _gat_part_like(h, graph.num_dst, heads, feat, saves)
     _call(
         graph,
         _dfgnn._gat_forward,
@@ -334,16 +335,23 @@ def _gat_forward(
         _ptrs(h, el, er),
         _dropout_arg(dropout, seed),
         _ptrs(*saved),
-        _ptrs(*part) if train else None,
-        mode=train,
+        _ptrs(*part) if saves else None,
+        mode=saves,
     )
     return (*saved, *part)
 
 
-def _gat_part_like(x: Tensor, nodes: int, heads: int, feat: int, train: bool) -> tuple[Tensor, Tensor]:
-    """The positive part a forward for training saves for its backward (``o⁺`` ``[nodes, H, F]``,
-    ``α⁺`` ``[nodes, H]``: the row pass then reads no neighbour); empty outside training."""
-    if not train:
+def _gat_saves_part(graph: Graph, heads: int, feat: int, slope: float, train: bool) -> bool:
+    """Whether a GAT forward saves the positive part for its backward: for training (``train``),
+    where the op's plan sums it (graphs of several edges per row; elsewhere the backward's row
+    pass gathers, and a part would be memory for nothing)."""
+    return train and _dfgnn._gat_saves_part(graph._prepared, heads, feat, slope)
+
+
+def _gat_part_like(x: Tensor, nodes: int, heads: int, feat: int, saves: bool) -> tuple[Tensor, Tensor]:
+    """The positive part a forward saves for its backward (``o⁺`` ``[nodes, H, F]``, ``α⁺``
+    ``[nodes, H]``: the row pass then reads no neighbour) where ``saves``; else empty."""
+    if not saves:
         return _empty(x, 0), _empty(x, 0)
     return _empty(x, nodes, heads, feat), _empty(x, nodes, heads)
 
@@ -360,7 +368,8 @@ def _(
     train: bool,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     n, heads = el.shape
-    part = (h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads)) if train else (h.new_empty(0), h.new_empty(0))
+    saves = _gat_saves_part(_lookup(graph_id), heads, h.shape[2], slope, train)
+    part = (h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads)) if saves else (h.new_empty(0), h.new_empty(0))
     return h.new_empty(n, heads, h.shape[2]), h.new_empty(n, heads), h.new_empty(n, heads, 2), *part
 
 
@@ -529,7 +538,8 @@ def _gat_nodes_forward(
     h, a_dst, a_src = _ready("h", h), _ready("a_dst", a_dst), _ready("a_src", a_src)
     h_dst = None if h_dst is None else _ready("h_dst", h_dst)
     saved = _saved_like(h, graph.num_dst, heads, feat)
-    part = _gat_part_like(h, graph.num_dst, heads, feat, train)
+    saves = _gat_saves_part(graph, heads, feat, slope, train)
+    part = _gat_part_like(h, graph.num_dst, heads, feat, saves)
     scores = _empty(h, graph.num_dst, heads), _empty(h, graph.num_src, heads)
     _call(
         graph,
@@ -538,9 +548,9 @@ def _gat_nodes_forward(
         _gat_node_ptrs(h, h_dst, a_dst, a_src),
         _dropout_arg(dropout, seed),
         _ptrs(*saved),
-        _ptrs(*part) if train else None,
+        _ptrs(*part) if saves else None,
         _ptrs(*scores),
-        mode=(train, h_dst is not None),
+        mode=(saves, h_dst is not None),
     )
     return (*saved, *part, *scores)
 
@@ -558,7 +568,8 @@ def _(
     train: bool,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     n, (heads, feat) = (h if h_dst is None else h_dst).shape[0], a_dst.shape
-    part = (h.new_empty(n, heads, feat), h.new_empty(n, heads)) if train else (h.new_empty(0), h.new_empty(0))
+    saves = _gat_saves_part(_lookup(graph_id), heads, feat, slope, train)
+    part = (h.new_empty(n, heads, feat), h.new_empty(n, heads)) if saves else (h.new_empty(0), h.new_empty(0))
     saved = h.new_empty(n, heads, feat), h.new_empty(n, heads), h.new_empty(n, heads, 2)
     return (*saved, *part, h.new_empty(n, heads), h.new_empty(h.shape[0], heads))
 

@@ -421,6 +421,14 @@ fn _gat_forward(
     })
 }
 
+/// Whether GAT's forward of this shape and slope saves the positive part when asked (a forward
+/// for training): where its plan sums it (`Gat::plans_part`). The op's tensors for the part are
+/// allocated only then.
+#[pyfunction]
+fn _gat_saves_part(graph: &PreparedGraph, heads: u32, feat: u32, slope: f32) -> PyResult<bool> {
+    with_gat(graph, heads, feat, slope, |gat| Ok(gat.plans_part()))
+}
+
 /// GAT's positive part `(o⁺, α⁺)` at `(addresses)` for `nodes` destinations, if given.
 fn gat_part(part: Option<(usize, usize)>, nodes: usize, heads: u32, feat: u32) -> Option<(External, External)> {
     part.map(|(o, w)| (features(o, nodes, heads, feat), features(w, nodes, heads, 1)))
@@ -687,6 +695,7 @@ fn _dfgnn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gt_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_gat_saves_part, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_nodes_forward, m)?)?;
     m.add_function(wrap_pyfunction!(_gat_nodes_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_gatv2_forward, m)?)?;

@@ -19,7 +19,7 @@ from conftest import (
 )
 
 import dfgnn
-from dfgnn.ops import agnn_attention, gat_attention, gat_attention_from_features, gatv2_attention, gt_attention
+from dfgnn.ops import _gat_saves_part, agnn_attention, gat_attention, gat_attention_from_features, gatv2_attention, gt_attention
 
 
 def _inputs(seed, shape, *sizes):
@@ -170,13 +170,51 @@ def test_gat_saves_the_positive_part_only_for_training_with_the_same_output(grap
         inference = gat_attention(h, el, er, graph)
     training = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, True)
     plain = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, False)
-    assert list(training[3].shape) == [num_dst, heads, feat], name
-    assert list(training[4].shape) == [num_dst, heads], name
+    # The part's tensors exist only where the plan sums it (these graphs have under 8 edges per
+    # row, where it does not; the dense graph below has more).
+    if _gat_saves_part(graph, heads, feat, 0.2, True):
+        assert list(training[3].shape) == [num_dst, heads, feat], name
+        assert list(training[4].shape) == [num_dst, heads], name
+    else:
+        assert training[3].numel() == 0 and training[4].numel() == 0, name
     assert plain[3].numel() == 0 and plain[4].numel() == 0, name
     # Saving the part changes no bit of the output or the softmax state.
     for i in range(3):
         assert torch.equal(training[i], plain[i]), f"{name} output {i}"
     assert torch.equal(training[0], inference), name
+
+
+def test_gat_saves_its_part_on_a_dense_graph_only_and_matches_the_f64_reference_with_it():
+    # 24 nodes, each pair an edge with probability 3/4: about 18 edges per row, where the plan
+    # sums the positive part; a path (one edge per row) is where it does not.
+    g = torch.Generator().manual_seed(51)
+    pairs = torch.cartesian_prod(torch.arange(24), torch.arange(24)).T
+    edge_index = pairs[:, torch.rand(pairs.shape[1], generator=g) < 0.75]
+    dense = dfgnn.Graph.from_edge_index(edge_index, num_nodes=24)
+    path = dfgnn.Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 3]]), num_nodes=4)
+    assert _gat_saves_part(dense, 3, 5, 0.2, True) and not _gat_saves_part(dense, 3, 5, 0.2, False)
+    assert not _gat_saves_part(path, 3, 5, 0.2, True)
+    shape = (3, 5)
+    (h64,) = _inputs(52, shape, 24)
+    el64, er64 = torch.randn(24, 3, generator=g, dtype=torch.float64), torch.randn(24, 3, generator=g, dtype=torch.float64)
+    d_out = _inputs(53, shape, 24)[0]
+    saved = torch.ops.dfgnn.gat_forward(h64.float(), el64.float(), er64.float(), dense.id, 0.2, 0.0, None, True)
+    assert list(saved[3].shape) == [24, 3, 5] and list(saved[4].shape) == [24, 3]
+    results = {}
+    for kind, dtype in (("ref", torch.float64), ("naive", torch.float32), ("fused", torch.float32)):
+        h, el, er = (x.to(dtype).detach().clone().requires_grad_() for x in (h64, el64, er64))
+        if kind == "fused":
+            out = gat_attention(h, el, er, dense, 0.2)
+        else:
+            out, _ = gat_reference(h, el, er, edge_index, 24, 0.2)
+        out.backward(d_out.to(dtype))
+        results[kind] = (out.detach(), h.grad, el.grad, er.grad)
+    for i, what in enumerate(("out", "dh", "d_el", "d_er")):
+        assert_tolerance(f"dense {what}", results["fused"][i], results["naive"][i], results["ref"][i])
+    h, el, er = (x.float().requires_grad_() for x in (h64, el64, er64))
+    torch.library.opcheck(torch.ops.dfgnn.gat_forward.default, (h, el, er, dense.id, 0.2, 0.0, None, True))
+    a_dst, a_src = torch.randn(3, 5, requires_grad=True), torch.randn(3, 5, requires_grad=True)
+    torch.library.opcheck(torch.ops.dfgnn.gat_nodes_forward.default, (h, None, a_dst, a_src, dense.id, 0.2, 0.0, None, True))
 
 
 @pytest.mark.parametrize("p", [0.3, 0.8])
