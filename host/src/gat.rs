@@ -20,8 +20,8 @@ use dfgnn_device::abi::{
 };
 use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
 use dfgnn_device::kernels::gat::{
-    self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_VECTOR_GRAD_SUM,
-    GatVariant, NODE_HEADS_PER_WARP, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
+    self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_W4,
+    GAT_VECTOR_GRAD_SUM, GatVariant, NodeLanes, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
 };
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
@@ -288,11 +288,14 @@ impl<'g, 'b> Gat<'g, 'b> {
                 heads,
                 feat,
             };
-            let config = node_config(self.backend(), nodes, heads, NODE_HEADS_PER_WARP, false)?;
+            let layout = NodeLanes::new(feat as usize);
+            let config = node_config(self.backend(), nodes, heads, layout.rows_per_warp(), false)?;
+            let kernel = if layout.width == 4 { &GAT_NODE_SCORES_W4 } else { &GAT_NODE_SCORES };
             // SAFETY: x is [nodes, H, F], a and a2 (when given) are [H, F] (checked by the
-            // caller), scores and scores2 are [nodes, H] and distinct; each warp takes
-            // NODE_HEADS_PER_WARP (node, head) pairs and skips those past the last.
-            unsafe { self.backend().launch(&GAT_NODE_SCORES, &config, &params)? };
+            // caller), scores and scores2 are [nodes, H] and distinct; each warp takes the
+            // layout's (node, head) pairs and skips those past the last; the 16-byte kernel
+            // only for `F % 4 == 0` (the layout's width), on 16-byte aligned buffers.
+            unsafe { self.backend().launch(kernel, &config, &params)? };
         }
         Ok((scores, scores2))
     }

@@ -5,9 +5,12 @@
 //! a fixed order (no atomics: bit-identical run after run).
 //!
 //! # Grid mapping
-//! [`GAT_NODE_SCORES`]: warp `w` of the grid takes the [`NODE_HEADS_PER_WARP`] (node, head)
-//! pairs from flat index `w·NODE_HEADS_PER_WARP` on (pair `i` is node `i / H`, head `i % H`),
-//! lanes striding over the `F` features, with one or two attention vectors over the same loads.
+//! [`GAT_NODE_SCORES`] (`_w4`: 16-byte loads): warp `w` of the grid takes the
+//! `rows_per_warp` (node, head) pairs of [`NodeLanes`] from flat index `w·rows_per_warp` on
+//! (pair `i` is node `i / H`, head `i % H`, the `F` contiguous floats of `x` from `i·F`), a group
+//! of lanes per pair (as many as its vectors, rounded up to a power of two, at most 32), several
+//! groups side by side, each taking [`NODE_ROWS_IN_FLIGHT`] pairs with their loads in flight
+//! together, with one or two attention vectors over the same loads.
 //! [`GAT_NODE_BACKWARD`]: block `b` takes `nodes_per_block` consecutive nodes; its threads stride
 //! over the `H·F` elements (coalesced), each walking its element down the block's nodes
 //! [`NODE_BACKWARD_UNROLL`] at a time (their loads in flight together), adding to its partials
@@ -19,15 +22,16 @@
 //! thousand partials).
 //!
 //! # Numerics
-//! f32; the node scores are butterfly warp sums; `dx = (base + d_s·a) + d_s2·a2` and the partials
+//! f32; the node scores are each lane's terms in feature order, then a butterfly over the pair's
+//! group; `dx = (base + d_s·a) + d_s2·a2` and the partials
 //! `((d_s[n0]·x[n0] + d_s[n1]·x[n1]) + …)`, each product rounded before its sum (no contraction),
 //! the same on the GPU and the emulator.
 
 use crate::abi::{GatNodeBackwardParams, GatNodeScoresParams, GatVectorSumParams};
 use crate::kernel;
-use crate::kernels::common::reduce::warp_sum;
+use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, WARP_SIZE};
+use crate::simt::{self, F4, GSlice, WARP_SIZE};
 
 /// The first of this warp's `per_warp` (node, head) pairs as a flat index, or `None` past the last.
 #[inline(always)]
@@ -38,55 +42,116 @@ fn this_head(nodes: u32, heads: u32, per_warp: usize) -> Option<usize> {
     (first < nodes as u64 * heads as u64).then_some(first as usize)
 }
 
-/// (node, head) pairs one warp of [`GAT_NODE_SCORES`] takes: their loads are in flight together
-/// (one pair of 64 features is two loads per lane, too little to cover the memory's latency).
-pub const NODE_HEADS_PER_WARP: usize = 4;
+/// (node, head) pairs each lane group of a [`GAT_NODE_SCORES`] warp takes one after the other,
+/// their loads in flight together (one pair of 64 features is one 16-byte load per lane, too
+/// little to cover the memory's latency).
+pub const NODE_ROWS_IN_FLIGHT: usize = 4;
+
+/// How a warp of the node scores spreads the `F` features of a (node, head) pair (a **row**, `F`
+/// contiguous floats of `x`) over its lanes: loads of `width` features (4 when `F % 4 == 0`, the
+/// `_w4` entry, else 1), `lanes` lanes per row (the vectors `F / width` rounded up to a power of
+/// two, at most 32), so `32 / lanes` rows side by side, each group [`NODE_ROWS_IN_FLIGHT`] rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeLanes {
+    /// Features per load: 1 or 4.
+    pub width: usize,
+    /// Lanes per row: a power of two, 1 to 32.
+    pub lanes: usize,
+}
+
+impl NodeLanes {
+    /// The layout for `feat` features per head.
+    pub const fn new(feat: usize) -> Self {
+        let width = if feat.is_multiple_of(4) { 4 } else { 1 };
+        let vectors = feat / width;
+        let mut lanes = 1;
+        while lanes < vectors && lanes < WARP_SIZE as usize {
+            lanes *= 2;
+        }
+        Self { width, lanes }
+    }
+
+    /// (node, head) pairs one warp takes.
+    pub const fn rows_per_warp(self) -> usize {
+        (WARP_SIZE as usize / self.lanes) * NODE_ROWS_IN_FLIGHT
+    }
+}
 
 kernel! {
-    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩`, and `scores2` with `a2` unless it is empty.
+    /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩`, and `scores2` with `a2` unless it is empty; loads
+    /// of one feature (any `F`).
     pub kernel GAT_NODE_SCORES = fn gat_node_scores(p: &GatNodeScoresParams) {
-        let Some(first) = this_head(p.nodes, p.heads, NODE_HEADS_PER_WARP) else { return };
-        let total = p.nodes as usize * p.heads as usize;
-        let (feat, second) = (p.feat as usize, !p.a2.is_empty());
-        let lane = simt::lane_id() as usize;
-        // Each pair's row of `x` and of the attention vectors, once (not per feature: a 64-bit
-        // remainder per load was most of the kernel's instructions).
-        let valid: [bool; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| first + i < total);
-        let x_row: [usize; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| (first + i) * feat);
-        let a_row: [usize; NODE_HEADS_PER_WARP] = core::array::from_fn(|i| ((first + i) % p.heads as usize) * feat);
-        let mut dots = [0.0f32; NODE_HEADS_PER_WARP];
-        let mut dots2 = [0.0f32; NODE_HEADS_PER_WARP];
-        let mut f = lane;
-        while f < feat {
-            let mut xs = [0.0f32; NODE_HEADS_PER_WARP];
-            unroll!(NODE_HEADS_PER_WARP, |i| {
-                if valid[i] {
-                    xs[i] = p.x.load(x_row[i] + f);
-                }
-            });
-            unroll!(NODE_HEADS_PER_WARP, |i| {
-                if valid[i] {
-                    let at = a_row[i] + f;
-                    dots[i] += xs[i] * p.a.load(at);
-                    if second {
-                        dots2[i] += xs[i] * p.a2.load(at);
-                    }
-                }
-            });
-            f += WARP_SIZE as usize;
-        }
-        unroll!(NODE_HEADS_PER_WARP, |i| {
-            let nh = first + i;
-            let dot = warp_sum(dots[i]);
-            let dot2 = if second { warp_sum(dots2[i]) } else { 0.0 };
-            if lane == 0 && nh < total {
-                p.scores.store(nh, dot);
+        node_scores::<false>(p)
+    }
+}
+
+kernel! {
+    /// [`GAT_NODE_SCORES`] with loads of four features (`F % 4 == 0`).
+    pub kernel GAT_NODE_SCORES_W4 = fn gat_node_scores_w4(p: &GatNodeScoresParams) {
+        node_scores::<true>(p)
+    }
+}
+
+/// The node scores over the layout [`NodeLanes::new`] gives `F` (whose width the host matched
+/// with `WIDE`): lane `ℓ` of a row's group adds the terms of vectors `ℓ, ℓ + lanes, …` in that
+/// order, each vector's as `(x₀a₀ + x₁a₁) + (x₂a₂ + x₃a₃)`, then a butterfly over the group.
+#[inline(always)]
+fn node_scores<const WIDE: bool>(p: &GatNodeScoresParams) {
+    const U: usize = NODE_ROWS_IN_FLIGHT;
+    let feat = p.feat as usize;
+    let layout = NodeLanes::new(feat);
+    let Some(first) = this_head(p.nodes, p.heads, layout.rows_per_warp()) else { return };
+    let total = p.nodes as usize * p.heads as usize;
+    let heads = p.heads as usize;
+    let second = !p.a2.is_empty();
+    let lane = simt::lane_id() as usize;
+    let (group, member) = (lane / layout.lanes, lane % layout.lanes);
+    let side = WARP_SIZE as usize / layout.lanes;
+    let width = if WIDE { 4 } else { 1 };
+    let vectors = feat / width;
+    // Each row's start in `x` and in the attention vectors, once (not per load).
+    let rows: [usize; U] = core::array::from_fn(|u| first + u * side + group);
+    let valid: [bool; U] = core::array::from_fn(|u| rows[u] < total);
+    let x_row: [usize; U] = core::array::from_fn(|u| rows[u] * feat);
+    let a_row: [usize; U] = core::array::from_fn(|u| (rows[u] % heads) * feat);
+    let load = |x: GSlice<f32>, at: usize| {
+        if WIDE { x.cast::<F4>().load(at / 4) } else { F4([x.load(at), 0.0, 0.0, 0.0]) }
+    };
+    let dot = |x: F4, a: F4| {
+        let (x, a) = (x.0, a.0);
+        if WIDE { (x[0] * a[0] + x[1] * a[1]) + (x[2] * a[2] + x[3] * a[3]) } else { x[0] * a[0] }
+    };
+    let mut dots = [0.0f32; U];
+    let mut dots2 = [0.0f32; U];
+    let mut v = member;
+    while v < vectors {
+        let f = v * width;
+        let mut xs = [F4::default(); U];
+        unroll!(U, |u| {
+            if valid[u] {
+                xs[u] = load(p.x, x_row[u] + f);
+            }
+        });
+        unroll!(U, |u| {
+            if valid[u] {
+                dots[u] += dot(xs[u], load(p.a, a_row[u] + f));
                 if second {
-                    p.scores2.store(nh, dot2);
+                    dots2[u] += dot(xs[u], load(p.a2, a_row[u] + f));
                 }
             }
         });
+        v += layout.lanes;
     }
+    unroll!(U, |u| {
+        let total_dot = sum_over(dots[u], layout.lanes as u32);
+        let total_dot2 = if second { sum_over(dots2[u], layout.lanes as u32) } else { 0.0 };
+        if member == 0 && valid[u] {
+            p.scores.store(rows[u], total_dot);
+            if second {
+                p.scores2.store(rows[u], total_dot2);
+            }
+        }
+    });
 }
 
 /// Nodes one thread of [`GAT_NODE_BACKWARD`] reads at once: a node is one or two loads per thread
