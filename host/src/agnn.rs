@@ -26,7 +26,8 @@
 //! and the baselines' softmax takes a row of NaN scores for an empty one (zeros).
 
 use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams, NormalizeGrads};
-use dfgnn_device::kernels::agnn::{self, AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD};
+use dfgnn_device::kernels::agnn::{self, AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD, AGNN_NORMALIZE_W4};
+use dfgnn_device::kernels::common::node_rows::NodeLanes;
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -110,12 +111,12 @@ pub struct AgnnGrads {
     pub d_beta: Buffer<f32>,
 }
 
-/// One warp per (node, head).
-fn normalize_config(nodes: usize, heads: u32) -> Result<LaunchConfig> {
-    let warps = nodes as u64 * heads as u64;
+/// `per_warp` (node, head) pairs per warp.
+fn normalize_config(nodes: usize, heads: u32, per_warp: usize) -> Result<LaunchConfig> {
+    let warps = (nodes as u64 * heads as u64).div_ceil(per_warp as u64);
     let blocks = warps.div_ceil((NORMALIZE_BLOCK / WARP_SIZE) as u64);
     if blocks > i32::MAX as u64 {
-        return Err(Error::Unsupported { what: format!("{warps} node-heads in one launch") });
+        return Err(Error::Unsupported { what: format!("{} node-heads in one launch", nodes as u64 * heads as u64) });
     }
     Ok(LaunchConfig { grid: Dim3::x(blocks.max(1) as u32), block: Dim3::x(NORMALIZE_BLOCK), shared_bytes: 0 })
 }
@@ -233,11 +234,15 @@ impl<'g, 'b> Agnn<'g, 'b> {
         }
         let params =
             AgnnNormalizeParams { h, beta, hn, q, norm, inv, nodes: nodes as u32, heads, feat, eps: AGNN_NORM_EPS };
+        let layout = NodeLanes::new(feat as usize);
+        let kernel = if layout.width == 4 { &AGNN_NORMALIZE_W4 } else { &AGNN_NORMALIZE };
+        let config = normalize_config(nodes, heads, layout.rows_per_warp())?;
         // SAFETY: `h` is a live `[N, H, F]` buffer and `beta` one live element (checked by the
         // callers, or the upload); `hn` is a fresh `[N, H, F]` buffer or empty, `q` a fresh
-        // `[N, H, F]` one, `norm` and `inv` fresh `[N, H]` ones, all distinct; one warp per
-        // (node, head), warps past the last return.
-        unsafe { self.backend().launch(&AGNN_NORMALIZE, &normalize_config(nodes, heads)?, &params) }
+        // `[N, H, F]` one, `norm` and `inv` fresh `[N, H]` ones, all distinct (16-byte aligned,
+        // as every buffer); the warps take the layout's (node, head) pairs and skip those past
+        // the last; the 16-byte kernel only for `F % 4 == 0` (the layout's width).
+        unsafe { self.backend().launch(kernel, &config, &params) }
     }
 
     /// `[N, H, F]` the normalised features `h / max(‖h‖, eps)` of `fwd`'s `h`, written now by the
@@ -305,7 +310,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
                     };
                     // SAFETY: all inputs are live `[N, H, F]` (and `[N, H]`, and β's one element)
                     // buffers, `dh` and `shares` are fresh and distinct from them; one warp per (node, head).
-                    unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads)?, &params)? };
+                    unsafe { backend.launch(&AGNN_NORMALIZE_BACKWARD, &normalize_config(nodes, heads, 1)?, &params)? };
                 }
                 dh
             }

@@ -18,10 +18,11 @@ use dfgnn_device::abi::{
     GatGroupParams, GatNodeBackwardParams, GatNodeScoresParams, GatPartRowsParams, GatVectorSumParams, GroupParams,
     PartOut, RowGrads,
 };
+use dfgnn_device::kernels::common::node_rows::NodeLanes;
 use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_W4,
-    GAT_VECTOR_GRAD_SUM, GatVariant, NodeLanes, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
+    GAT_VECTOR_GRAD_SUM, GatVariant, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
 };
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 

@@ -3,6 +3,7 @@
 pub mod dropout;
 pub mod gather;
 pub mod lanes;
+pub mod node_rows;
 pub mod pass;
 pub mod reduce;
 pub mod segment;

@@ -5,12 +5,11 @@
 //! a fixed order (no atomics: bit-identical run after run).
 //!
 //! # Grid mapping
-//! [`GAT_NODE_SCORES`] (`_w4`: 16-byte loads): warp `w` of the grid takes the
-//! `rows_per_warp` (node, head) pairs of [`NodeLanes`] from flat index `w·rows_per_warp` on
-//! (pair `i` is node `i / H`, head `i % H`, the `F` contiguous floats of `x` from `i·F`), a group
-//! of lanes per pair (as many as its vectors, rounded up to a power of two, at most 32), several
-//! groups side by side, each taking [`NODE_ROWS_IN_FLIGHT`] pairs with their loads in flight
-//! together, with one or two attention vectors over the same loads.
+//! [`GAT_NODE_SCORES`] (`_w4`: 16-byte loads): the rows of [`NodeLanes`] (a row is a
+//! (node, head) pair `i`, node `i / H`, head `i % H`, the `F` contiguous floats of `x` from
+//! `i·F`): a group of lanes per row, several groups side by side, each taking
+//! [`ROWS_IN_FLIGHT`] rows with their loads in flight together, with one or two attention vectors
+//! over the same loads.
 //! [`GAT_NODE_BACKWARD`]: block `b` takes `nodes_per_block` consecutive nodes; its threads stride
 //! over the `H·F` elements (coalesced), each walking its element down the block's nodes
 //! [`NODE_BACKWARD_UNROLL`] at a time (their loads in flight together), adding to its partials
@@ -29,53 +28,10 @@
 
 use crate::abi::{GatNodeBackwardParams, GatNodeScoresParams, GatVectorSumParams};
 use crate::kernel;
+use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F4, GSlice, WARP_SIZE};
-
-/// The first of this warp's `per_warp` (node, head) pairs as a flat index, or `None` past the last.
-#[inline(always)]
-fn this_head(nodes: u32, heads: u32, per_warp: usize) -> Option<usize> {
-    let warps = simt::block_dim().x / WARP_SIZE;
-    let w = simt::block_idx().x as u64 * warps as u64 + simt::warp_id() as u64;
-    let first = w * per_warp as u64;
-    (first < nodes as u64 * heads as u64).then_some(first as usize)
-}
-
-/// (node, head) pairs each lane group of a [`GAT_NODE_SCORES`] warp takes one after the other,
-/// their loads in flight together (one pair of 64 features is one 16-byte load per lane, too
-/// little to cover the memory's latency).
-pub const NODE_ROWS_IN_FLIGHT: usize = 4;
-
-/// How a warp of the node scores spreads the `F` features of a (node, head) pair (a **row**, `F`
-/// contiguous floats of `x`) over its lanes: loads of `width` features (4 when `F % 4 == 0`, the
-/// `_w4` entry, else 1), `lanes` lanes per row (the vectors `F / width` rounded up to a power of
-/// two, at most 32), so `32 / lanes` rows side by side, each group [`NODE_ROWS_IN_FLIGHT`] rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeLanes {
-    /// Features per load: 1 or 4.
-    pub width: usize,
-    /// Lanes per row: a power of two, 1 to 32.
-    pub lanes: usize,
-}
-
-impl NodeLanes {
-    /// The layout for `feat` features per head.
-    pub const fn new(feat: usize) -> Self {
-        let width = if feat.is_multiple_of(4) { 4 } else { 1 };
-        let vectors = feat / width;
-        let mut lanes = 1;
-        while lanes < vectors && lanes < WARP_SIZE as usize {
-            lanes *= 2;
-        }
-        Self { width, lanes }
-    }
-
-    /// (node, head) pairs one warp takes.
-    pub const fn rows_per_warp(self) -> usize {
-        (WARP_SIZE as usize / self.lanes) * NODE_ROWS_IN_FLIGHT
-    }
-}
+use crate::simt::{self, F4, WARP_SIZE};
 
 kernel! {
     /// `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩`, and `scores2` with `a2` unless it is empty; loads
@@ -94,33 +50,21 @@ kernel! {
 
 /// The node scores over the layout [`NodeLanes::new`] gives `F` (whose width the host matched
 /// with `WIDE`): lane `ℓ` of a row's group adds the terms of vectors `ℓ, ℓ + lanes, …` in that
-/// order, each vector's as `(x₀a₀ + x₁a₁) + (x₂a₂ + x₃a₃)`, then a butterfly over the group.
+/// order ([`dot_vector`]), then a butterfly over the group.
 #[inline(always)]
 fn node_scores<const WIDE: bool>(p: &GatNodeScoresParams) {
-    const U: usize = NODE_ROWS_IN_FLIGHT;
+    const U: usize = ROWS_IN_FLIGHT;
     let feat = p.feat as usize;
     let layout = NodeLanes::new(feat);
-    let Some(first) = this_head(p.nodes, p.heads, layout.rows_per_warp()) else { return };
     let total = p.nodes as usize * p.heads as usize;
+    let Some(LaneRows { rows, valid, member }) = LaneRows::of_warp(layout, total) else { return };
     let heads = p.heads as usize;
     let second = !p.a2.is_empty();
-    let lane = simt::lane_id() as usize;
-    let (group, member) = (lane / layout.lanes, lane % layout.lanes);
-    let side = WARP_SIZE as usize / layout.lanes;
     let width = if WIDE { 4 } else { 1 };
     let vectors = feat / width;
     // Each row's start in `x` and in the attention vectors, once (not per load).
-    let rows: [usize; U] = core::array::from_fn(|u| first + u * side + group);
-    let valid: [bool; U] = core::array::from_fn(|u| rows[u] < total);
     let x_row: [usize; U] = core::array::from_fn(|u| rows[u] * feat);
     let a_row: [usize; U] = core::array::from_fn(|u| (rows[u] % heads) * feat);
-    let load = |x: GSlice<f32>, at: usize| {
-        if WIDE { x.cast::<F4>().load(at / 4) } else { F4([x.load(at), 0.0, 0.0, 0.0]) }
-    };
-    let dot = |x: F4, a: F4| {
-        let (x, a) = (x.0, a.0);
-        if WIDE { (x[0] * a[0] + x[1] * a[1]) + (x[2] * a[2] + x[3] * a[3]) } else { x[0] * a[0] }
-    };
     let mut dots = [0.0f32; U];
     let mut dots2 = [0.0f32; U];
     let mut v = member;
@@ -129,14 +73,14 @@ fn node_scores<const WIDE: bool>(p: &GatNodeScoresParams) {
         let mut xs = [F4::default(); U];
         unroll!(U, |u| {
             if valid[u] {
-                xs[u] = load(p.x, x_row[u] + f);
+                xs[u] = load_vector::<WIDE>(p.x, x_row[u] + f);
             }
         });
         unroll!(U, |u| {
             if valid[u] {
-                dots[u] += dot(xs[u], load(p.a, a_row[u] + f));
+                dots[u] += dot_vector::<WIDE>(xs[u], load_vector::<WIDE>(p.a, a_row[u] + f));
                 if second {
-                    dots2[u] += dot(xs[u], load(p.a2, a_row[u] + f));
+                    dots2[u] += dot_vector::<WIDE>(xs[u], load_vector::<WIDE>(p.a2, a_row[u] + f));
                 }
             }
         });
