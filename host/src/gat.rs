@@ -19,7 +19,7 @@ use dfgnn_device::abi::{
     PartOut, RowGrads,
 };
 use dfgnn_device::kernels::common::node_rows::NodeLanes;
-use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, PART_ROWS_PER_WARP};
+use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, GAT_PART_ROWS_W4};
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_W4,
     GAT_VECTOR_GRAD_SUM, GatVariant, VECTOR_SUM_ELEMENTS, VECTOR_SUM_WARPS,
@@ -160,22 +160,12 @@ pub struct Gat<'g, 'b> {
     saves_part: bool,
 }
 
-/// Blocks per multiprocessor of the node kernels that stride over (node, head) pairs: resident
-/// together at their registers (80 at most: 3 blocks of 256 threads fit), each warp looping over
-/// many groups of pairs.
-const NODE_BLOCKS_PER_MULTIPROCESSOR: u64 = 3;
-
-/// Warps over groups of `per_warp` (node, head) pairs: one warp per group, up to
-/// [`NODE_BLOCKS_PER_MULTIPROCESSOR`] blocks per multiprocessor when `bounded` (for a kernel whose
-/// warps stride past that: the row pass from the positive part), else as many blocks as groups
-/// need (the node scores, one warp per group: a striding version was slower on the H200, GAT
-/// er-1M-d16 4×64 forward 5.42 → 5.56–5.66 ms).
-fn node_config(backend: &Backend, nodes: usize, heads: u32, per_warp: usize, bounded: bool) -> Result<LaunchConfig> {
+/// Warps over groups of `per_warp` (node, head) pairs (`NodeLanes::rows_per_warp`): one warp
+/// per group, as many blocks as the groups need (a version striding over groups was slower on
+/// the H200 for the node scores, GAT er-1M-d16 4×64 forward 5.42 → 5.56–5.66 ms).
+fn node_config(nodes: usize, heads: u32, per_warp: usize) -> Result<LaunchConfig> {
     let warps = (nodes as u64 * heads as u64).div_ceil(per_warp as u64);
-    let mut blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64).max(1);
-    if bounded {
-        blocks = blocks.min(u64::from(backend.limits().multiprocessors.max(1)) * NODE_BLOCKS_PER_MULTIPROCESSOR);
-    }
+    let blocks = warps.div_ceil((NODE_BLOCK / WARP_SIZE) as u64).max(1);
     if blocks > i32::MAX as u64 {
         return Err(Error::Unsupported { what: format!("{} node-heads in one launch", nodes as u64 * heads as u64) });
     }
@@ -290,7 +280,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 feat,
             };
             let layout = NodeLanes::new(feat as usize);
-            let config = node_config(self.backend(), nodes, heads, layout.rows_per_warp(), false)?;
+            let config = node_config(nodes, heads, layout.rows_per_warp())?;
             let kernel = if layout.width == 4 { &GAT_NODE_SCORES_W4 } else { &GAT_NODE_SCORES };
             // SAFETY: x is [nodes, H, F], a and a2 (when given) are [H, F] (checked by the
             // caller), scores and scores2 are [nodes, H] and distinct; each warp takes the
@@ -828,11 +818,14 @@ impl<'g, 'b> Gat<'g, 'b> {
             feat,
             slope: self.slope,
         };
-        let config = node_config(self.backend(), nodes, heads, PART_ROWS_PER_WARP, true)?;
+        let layout = NodeLanes::new(feat as usize);
+        let config = node_config(nodes, heads, layout.rows_per_warp())?;
+        let kernel = if layout.width == 4 { &GAT_PART_ROWS_W4 } else { &GAT_PART_ROWS };
         // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, delta and d_el
         // [N_dst, H] (the forward's and the checked d_out), the outputs distinct from the inputs;
-        // the warps stride over groups of PART_ROWS_PER_WARP (node, head) pairs, none past the last.
-        unsafe { self.backend().launch(&GAT_PART_ROWS, &config, &params) }
+        // the warps take the layout's (node, head) pairs, none past the last; the 16-byte kernel
+        // only for `F % 4 == 0` (the layout's width), on 16-byte aligned buffers.
+        unsafe { self.backend().launch(kernel, &config, &params) }
     }
 
     /// The unfused backward: α and ds `[E, H]` in memory, `d el`/`d er` as SpMMs of

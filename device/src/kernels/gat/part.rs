@@ -12,18 +12,20 @@
 //!        = (1 − slope)·(dO_i·o⁺_i − D_i·α⁺_i)
 //! ```
 //!
-//! per head ([`GAT_PART_ROWS`]: the grid's warps stride over groups of [`PART_ROWS_PER_WARP`]
-//! (node, head) pairs, lanes over the features; the dot products are butterfly warp sums). The forward pays one more `[N, H, F]` output and the
+//! per head ([`GAT_PART_ROWS`], `_w4` with 16-byte loads: the rows of
+//! [`crate::kernels::common::node_rows`], a group of lanes per (node, head) pair; each dot
+//! product a butterfly over the group). The forward pays one more `[N, H, F]` output and the
 //! registers of a second accumulator; the row pass's gather of every edge's `h_j` goes.
 
 use super::LeakyScore;
 use crate::abi::{GatFwdParams, GatPartRowsParams};
 use crate::kernel;
 use crate::kernels::attention::forward;
-use crate::kernels::common::reduce::warp_sum;
+use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
+use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{self, F4, KernelRef, WARP_SIZE};
+use crate::simt::{F4, KernelRef};
 
 /// A forward with the positive part, in the same row of its table as the variant it mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,61 +124,61 @@ pub mod dropout {
     }
 }
 
-/// Calls `f` with the first flat index of each group of `per_warp` (node, head) pairs this warp
-/// takes: the grid's warps stride over the groups (pair `i` is node `i / H`, head `i % H`), so a
-/// grid of a few blocks per multiprocessor covers any node count with warps that live long. H200,
-/// GAT forward+backward ms, one warp per group against this: er-1M-d16 4×64 16.70 → 16.37, 1×128
-/// 8.56 → 8.40, pl-1M-d16 4×64 13.13 → 12.76 (`docs/runs/2026-12-01d/ab-node-grid.txt`; GAT's node
-/// scores were slower so, and keep one warp per group).
-#[inline(always)]
-fn each_head_group(nodes: u32, heads: u32, per_warp: usize, mut f: impl FnMut(usize)) {
-    let warps = (simt::block_dim().x / WARP_SIZE) as u64;
-    let stride = simt::grid_dim().x as u64 * warps * per_warp as u64;
-    let total = nodes as u64 * heads as u64;
-    let mut first = (simt::block_idx().x as u64 * warps + simt::warp_id() as u64) * per_warp as u64;
-    while first < total {
-        f(first as usize);
-        first += stride;
-    }
-}
-
-/// (node, head) pairs one warp of [`GAT_PART_ROWS`] takes (their loads in flight together).
-pub const PART_ROWS_PER_WARP: usize = 4;
-
 kernel! {
     /// The backward's row pass from the positive part: `delta[n, h] = dO·o` and
-    /// `d_el[n, h] = (1 − slope)·(dO·o⁺ − delta·α⁺)`.
+    /// `d_el[n, h] = (1 − slope)·(dO·o⁺ − delta·α⁺)`; loads of one feature (any `F`).
     pub kernel GAT_PART_ROWS = fn gat_part_rows(p: &GatPartRowsParams) {
-        each_head_group(p.nodes, p.heads, PART_ROWS_PER_WARP, |first| part_rows(p, first));
+        part_rows::<false>(p)
     }
 }
 
-/// [`GAT_PART_ROWS`] for the group of pairs from `first`.
+kernel! {
+    /// [`GAT_PART_ROWS`] with loads of four features (`F % 4 == 0`).
+    pub kernel GAT_PART_ROWS_W4 = fn gat_part_rows_w4(p: &GatPartRowsParams) {
+        part_rows::<true>(p)
+    }
+}
+
+/// [`GAT_PART_ROWS`] over the rows of [`NodeLanes::new`] for `F` (whose width the host matched
+/// with `WIDE`): each lane's terms in feature order ([`dot_vector`]), a butterfly over the row's
+/// group.
 #[inline(always)]
-fn part_rows(p: &GatPartRowsParams, first: usize) {
-    let (total, feat) = (p.nodes as usize * p.heads as usize, p.feat as usize);
-    let lane = simt::lane_id() as usize;
-    let mut delta = [0.0f32; PART_ROWS_PER_WARP];
-    let mut positive = [0.0f32; PART_ROWS_PER_WARP];
-    let mut f = lane;
-    while f < feat {
-        unroll!(PART_ROWS_PER_WARP, |i| {
-            let nh = first + i;
-            if nh < total {
-                let at = nh * feat + f;
-                let d_out = p.d_out.load(at);
-                delta[i] += d_out * p.out.load(at);
-                positive[i] += d_out * p.part_out.load(at);
+fn part_rows<const WIDE: bool>(p: &GatPartRowsParams) {
+    const U: usize = ROWS_IN_FLIGHT;
+    let feat = p.feat as usize;
+    let layout = NodeLanes::new(feat);
+    let total = p.nodes as usize * p.heads as usize;
+    let Some(LaneRows { rows, valid, member }) = LaneRows::of_warp(layout, total) else { return };
+    let width = if WIDE { 4 } else { 1 };
+    let vectors = feat / width;
+    let base: [usize; U] = core::array::from_fn(|u| rows[u] * feat);
+    let mut delta = [0.0f32; U];
+    let mut positive = [0.0f32; U];
+    let mut v = member;
+    while v < vectors {
+        let mut loads = [(F4::default(), F4::default(), F4::default()); U];
+        unroll!(U, |u| {
+            if valid[u] {
+                let at = base[u] + v * width;
+                loads[u] = (
+                    load_vector::<WIDE>(p.d_out, at),
+                    load_vector::<WIDE>(p.out, at),
+                    load_vector::<WIDE>(p.part_out, at),
+                );
             }
         });
-        f += WARP_SIZE as usize;
+        unroll!(U, |u| {
+            let (d_out, out, part_out) = loads[u];
+            delta[u] += dot_vector::<WIDE>(d_out, out);
+            positive[u] += dot_vector::<WIDE>(d_out, part_out);
+        });
+        v += layout.lanes;
     }
-    unroll!(PART_ROWS_PER_WARP, |i| {
-        let nh = first + i;
-        let (delta, positive) = (warp_sum(delta[i]), warp_sum(positive[i]));
-        if lane == 0 && nh < total {
-            p.delta.store(nh, delta);
-            p.d_el.store(nh, (1.0 - p.slope) * (positive - delta * p.part_weight.load(nh)));
+    unroll!(U, |u| {
+        let (delta, positive) = (sum_over(delta[u], layout.lanes as u32), sum_over(positive[u], layout.lanes as u32));
+        if member == 0 && valid[u] {
+            p.delta.store(rows[u], delta);
+            p.d_el.store(rows[u], (1.0 - p.slope) * (positive - delta * p.part_weight.load(rows[u])));
         }
     });
 }
