@@ -1344,9 +1344,11 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
 /// part: one more `[N_dst, H, F]` written by the forward and read by the row pass, against the
 /// row pass's gather of `E` feature rows, which on graphs of a few edges per row mostly hits the
 /// L2 cache. (H100, GAT forward+backward ms with / without the part: mol-16384, 2.0 edges per
-/// row, 1×128 1.249 / 1.153; gt-as-22july06, 4.2, 4×64 0.321 / 0.275; gt-email-Enron, 10.0, 4×64
-/// 0.455 / 0.486; er-1M-d16, 16, 4×64 21.4 / 26.6; docs/results.md, seventeenth session.)
-pub const MIN_PART_DEGREE: u64 = 8;
+/// row, 1×128 1.249 / 1.153; gt-as-22july06, 4.2, 4×64 0.321 / 0.275; gt-pgp-strong-2009, 7.6,
+/// 4×64 0.442 / 0.458; gt-cond-mat-2005, 8.7, 4×64 0.437 / 0.475, 1×128 0.243 / 0.260;
+/// gt-email-Enron, 10.0, 4×64 0.455 / 0.486; er-1M-d16, 16, 4×64 21.4 / 26.6; docs/results.md,
+/// seventeenth and eighteenth sessions: between 4.2 and 7.6, so 6.)
+pub const MIN_PART_DEGREE: u64 = 6;
 
 /// Whether GAT's forward for training sums the positive part ([`Plan::positive_part`]): on the
 /// fused schedules but `row_group` (whose forward has none), when the mean in-degree is at least

@@ -170,7 +170,7 @@ def test_gat_saves_the_positive_part_only_for_training_with_the_same_output(grap
         inference = gat_attention(h, el, er, graph)
     training = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, True)
     plain = torch.ops.dfgnn.gat_forward(h, el, er, graph.id, 0.2, 0.0, None, False)
-    # The part's tensors exist only where the plan sums it (these graphs have under 8 edges per
+    # The part's tensors exist only where the plan sums it (these graphs have under 6 edges per
     # row, where it does not; the dense graph below has more).
     if _gat_saves_part(graph, heads, feat, 0.2, True):
         assert list(training[3].shape) == [num_dst, heads, feat], name
