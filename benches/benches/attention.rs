@@ -53,7 +53,7 @@ fn attention(c: &mut Criterion) {
             group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(1));
         }
         for model in Model::ALL {
-            let timed = match model.plan(&dg, heads, feat, PlanOptions::default()) {
+            let timed = match model.plan(&dg, heads, feat, PlanOptions::default(), 0.0) {
                 Ok(timed) => timed,
                 Err(e) => {
                     println!("{model} on {name}: skipped ({e})");

@@ -249,6 +249,9 @@ pub struct BenchOptions {
     pub seed: u64,
     /// Other plan overrides, applied to every schedule.
     pub plan: PlanOptions,
+    /// Attention dropout's probability, 0 for none: GT, GAT and GATv2 time their forwards and
+    /// backwards with the mask (the schedules without dropout, and AGNN, are refused).
+    pub dropout: f32,
 }
 
 /// One variant's timings.
@@ -395,10 +398,15 @@ impl Model {
         heads: u32,
         feat: u32,
         variant: Variant,
-        plan: &PlanOptions,
+        (plan, dropout): (&PlanOptions, f32),
     ) -> dfgnn::Result<Box<dyn Timed + 'g>> {
         match (variant, self) {
-            (Variant::Schedule(schedule), _) => self.plan(dg, heads, feat, PlanOptions { schedule, ..plan.clone() }),
+            (Variant::Schedule(schedule), _) => {
+                self.plan(dg, heads, feat, PlanOptions { schedule, ..plan.clone() }, dropout)
+            }
+            (Variant::Cusparse, _) if dropout != 0.0 => {
+                Err(dfgnn::Error::Unsupported { what: "attention dropout on the cuSPARSE path".to_string() })
+            }
             (Variant::Cusparse, Self::Gt) => Ok(Box::new(CusparseGt::new(dg, &GtConfig::new(heads, feat))?)),
             (Variant::Cusparse, _) => {
                 Err(dfgnn::Error::Unsupported { what: format!("the cuSPARSE path for {self} (it is GT's only)") })
@@ -406,19 +414,46 @@ impl Model {
         }
     }
 
-    /// Plans the model on `dg` for `plan`.
+    /// Plans the model on `dg` for `plan`, with attention dropout of probability `dropout` (0:
+    /// none; a fixed seed).
     pub fn plan<'g>(
         self,
         dg: &'g DeviceGraph<'_>,
         heads: u32,
         feat: u32,
         plan: PlanOptions,
+        dropout: f32,
     ) -> dfgnn::Result<Box<dyn Timed + 'g>> {
+        const SEED: u64 = 1;
+        if dropout != 0.0 && matches!(plan.schedule, Schedule::Unfused | Schedule::EdgeParallel) {
+            return Err(dfgnn::Error::Unsupported {
+                what: format!(
+                    "attention dropout on the {} schedule (it runs in the fused kernels only)",
+                    plan.schedule
+                ),
+            });
+        }
         Ok(match self {
-            Self::Gt => Box::new(Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?),
+            Self::Gt => {
+                let mut gt = Gt::new(dg, &GtConfig { heads, feat, scale: None, plan })?;
+                gt.set_dropout(dropout, SEED)?;
+                Box::new(gt)
+            }
+            Self::Agnn if dropout != 0.0 => {
+                return Err(dfgnn::Error::Unsupported { what: "attention dropout for AGNN".to_string() });
+            }
             Self::Agnn => Box::new(Agnn::new(dg, &AgnnConfig { heads, feat, plan })?),
-            Self::Gat => Box::new(GatTimed::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?),
-            Self::GatV2 => Box::new(GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?),
+            Self::Gat => {
+                let mut gat = GatTimed::new(dg, &GatConfig { plan, ..GatConfig::new(heads, feat) })?;
+                gat.inference.set_dropout(dropout, SEED)?;
+                gat.training.set_dropout(dropout, SEED)?;
+                Box::new(gat)
+            }
+            Self::GatV2 => {
+                let mut gatv2 = GatV2::new(dg, &GatV2Config { plan, ..GatV2Config::new(heads, feat) })?;
+                gatv2.set_dropout(dropout, SEED)?;
+                Box::new(gatv2)
+            }
         })
     }
 }
@@ -811,7 +846,7 @@ pub fn bench_prepared(
     let mut rows = Vec::new();
     for &variant in &options.variants {
         progress.set_message(format!("timing {model} {h}x{f} {variant}"));
-        let timed = match model.timed(dg, h, f, variant, &options.plan) {
+        let timed = match model.timed(dg, h, f, variant, (&options.plan, options.dropout)) {
             Ok(timed) => timed,
             Err(e) => {
                 rows.push(BenchRow::refused(variant, e.to_string()));

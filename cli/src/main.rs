@@ -267,6 +267,10 @@ struct BenchArgs {
     /// backward's row pass gathers nothing (true/false; default: it does).
     #[arg(long)]
     positive_part: Option<bool>,
+    /// Attention dropout's probability (GT, GAT, GATv2; 0: none): the forwards and backwards are
+    /// timed with the mask, as in training (a fixed seed).
+    #[arg(long, default_value_t = 0.0)]
+    dropout: f32,
     /// Relabel the graph's nodes first, for locality: `degree` (decreasing in-degree) or `rcm`
     /// (reverse Cuthill-McKee); the reordering's host time is printed apart from the timings.
     #[arg(long)]
@@ -499,15 +503,17 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             positive_part: args.positive_part,
             ..Default::default()
         },
+        dropout: args.dropout,
     };
     println!(
-        "bench {}: graph {}, {} heads x {} features, {} warm-up + {} timed runs",
+        "bench {}: graph {}, {} heads x {} features, {} warm-up + {} timed runs{}",
         model.name(),
         args.graph,
         args.heads,
         args.feat,
         args.warmup,
-        args.repeats
+        args.repeats,
+        if args.dropout != 0.0 { format!(", attention dropout {}", args.dropout) } else { String::new() }
     );
     let reordered;
     let graph = match &args.reorder {

@@ -218,6 +218,26 @@ fn the_cusparse_baseline_is_reported_unavailable_on_the_emulator_not_timed() {
 }
 
 #[test]
+fn bench_times_attention_dropout_on_the_fused_schedules_and_refuses_it_elsewhere() {
+    let args = ["--graph", "er-1K-d8", "--heads", "2", "--feat", "8", "--repeats", "1", "--warmup", "0"];
+    for model in ["gt", "gat", "gatv2", "agnn"] {
+        let out = dfgnn(&[&["bench", model][..], &args, &["--dropout", "0.3", "--schedule", "auto,unfused"]].concat());
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{model}: stdout:\n{stdout}\nstderr:\n{stderr}");
+        assert!(stdout.contains("attention dropout 0.3"), "{model}: {stdout}");
+        let row = |name: &str| {
+            stdout
+                .lines()
+                .find(|line| line.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("{stdout}"))
+        };
+        // AGNN has no dropout; the baselines run none.
+        assert_eq!(!row("auto").contains("cannot run"), model != "agnn", "{model}: {stdout}");
+        assert!(row("unfused").contains("cannot run") && row("unfused").contains("dropout"), "{model}: {stdout}");
+    }
+}
+
+#[test]
 fn bench_gat_times_every_schedule_asked_for() {
     bench_times_every_schedule_asked_for("gat");
 }

@@ -400,6 +400,7 @@ pub fn run_graph(
             input_sets: options.input_sets,
             seed: 1,
             plan: Default::default(),
+            dropout: 0.0,
         };
         progress.set_message(format!("{name}: copy bandwidth"));
         let copy = copy_bandwidth_for(&dg, &bench)?;
