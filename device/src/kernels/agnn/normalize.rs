@@ -11,8 +11,9 @@
 //! `w / H`, head `w % H`, lanes striding over the head's `F` features. `block.x` a multiple of 32.
 //!
 //! # Numerics
-//! f32; the sums of squares and dot products are each lane's terms in feature order, then a
-//! butterfly over the row's lanes (the same bits in every lane). Backward: with `n = ‖h‖ ≥ eps`, `dh = dv + (g − hn·(hn·g)) / n` where
+//! f32; the forward's sum of squares is each lane's terms in feature order, then a butterfly over
+//! the row's group; the backward's dot products are lane-strided sums, then a warp butterfly (the
+//! same bits in every lane). Backward: with `n = ‖h‖ ≥ eps`, `dh = dv + (g − hn·(hn·g)) / n` where
 //! `g = β·dq + dk` (the attention ran on `q = β·hn`, `k = hn` with scale 1, so its query gradient
 //! `Σ_j ds·hn_j` lacks the factor β and its key gradient has it); where the clamp is active the
 //! norm is the constant eps, so `dh = dv + g / eps`. dβ's share of a node and head is `hn·dq`, in
