@@ -346,6 +346,26 @@ pub fn sparse_batch() -> Csr {
     Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a sparse batch is a valid graph: {e}"))
 }
 
+/// A batch of stars (block diagonal): components of 100, 40, 7 and 64 nodes, each with a hub
+/// whose row takes every other node of its star and leaves whose rows take the hub alone. A
+/// leaf's one edge has α = 1, so its score gradient `α·(dO·h − D)` is zero up to rounding, while
+/// its terms `dO·h` and `D` are not: a column pass that sums those terms apart from each other
+/// (as GAT's does) must keep them exact enough to cancel over the hub's column.
+pub fn star_batch() -> Csr {
+    let sizes = [100usize, 40, 7, 64];
+    let n: usize = sizes.iter().sum();
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut first = 0;
+    for size in sizes {
+        rows[first] = (first + 1..first + size).map(|c| c as u32).collect();
+        for row in rows.iter_mut().skip(first + 1).take(size - 1) {
+            row.push(first as u32);
+        }
+        first += size;
+    }
+    Csr::from_rows(n, &rows).unwrap_or_else(|e| unreachable!("a star batch is a valid graph: {e}"))
+}
+
 /// A bipartite graph in two dense tiles whose source ranges overlap: 200 rows over 150 sources,
 /// rows 0..100 on sources 0..100 and rows 100..200 on sources 50..150 (every second pair).
 pub fn dense_bipartite() -> Csr {

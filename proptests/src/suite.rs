@@ -12,7 +12,7 @@ use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestE
 
 use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
-    forced_options, gat_forced_options, power_law_cases, sparse_batch, sweep_graph,
+    forced_options, gat_forced_options, power_law_cases, sparse_batch, star_batch, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -320,8 +320,9 @@ pub fn corner_cases(backend: &Backend, budget: Budget, model: Model) {
 /// pass over tiles of the CSC, `dfgnn::plan::plan_column_tiles`, wherever its forward takes tiles):
 /// `auto` must take tiles on a batch of small dense graphs, GAT's per-edge kernel on a batch of
 /// small sparse ones (with a long row of repeated edges; the others none), tiles on a bipartite graph whose
-/// tiles' source ranges overlap, and none on a sparse graph whose rows reach too far; each
-/// forced kernel must run on the first three, and tiles forced off give the row passes' results;
+/// tiles' source ranges overlap, none on a batch of stars and none on a sparse graph whose rows
+/// reach too far; each forced kernel must run on the batches and the bipartite graph, and tiles
+/// forced off give the row passes' results;
 /// every result within the tolerance rule and bit-identical run after run, for odd and wide
 /// shapes.
 pub fn tiles(backend: &Backend, model: Model) {
@@ -337,6 +338,9 @@ pub fn tiles(backend: &Backend, model: Model) {
     if model != Model::Agnn {
         graphs.push(("dense bipartite", dense_bipartite(), Some(None)));
     }
+    // Stars (about 2 edges per row) do not tile; forced, they check GAT's column tiles where the
+    // terms of the hub's column cancel.
+    graphs.push(("star batch", star_batch(), None));
     // GAT's backward column pass takes tiles of the CSC wherever its forward takes tiles (these
     // graphs' transposes cut into tiles as well), and none where it takes none; the others' never.
     let tiled = |report: &Report, want: Option<Option<TileKernel>>| -> Result<(), String> {
