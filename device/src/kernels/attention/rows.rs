@@ -13,11 +13,9 @@
 //! # Numerics
 //! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
 //! the forward's weights to the last bit of the exponent; `ds = α·(dO·v·factor − D)` with the
-//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. A
-//! [`ScoreGradient::WEIGHTED`] model's (GAT's) row gradient is summed in its factored form, with
-//! no `ds` per edge: `dO·Σ α·w·factor·v − D·Σ α·w`, the sums in edge order, then one dot
-//! product. Whole rows write the gradient times [`ScoreGradient::grad_scale`] and `D`; chunks of
-//! split rows write unscaled partial sums (summed by [`super::combine`]); chunk 0 writes `D`.
+//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. Whole rows write
+//! the gradient times [`ScoreGradient::grad_scale`] and `D`; chunks of split rows write unscaled partial
+//! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
 use crate::abi::{PassEdges, RowGrads};
 use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
@@ -94,9 +92,6 @@ fn backward_rows_unit<
         }
         let mut d_row = [M::Row::zero(); SLOTS];
         let mut row_sum = score.row_sum_zero();
-        // A weighted model's sums (ScoreGradient::WEIGHTED): Σ α·w·f·v and Σ α·w.
-        let mut weighted = [V::zero(); SLOTS];
-        let mut weights = [0.0f32; SLOTS];
 
         // Main loop over steps of STEP edges per team.
         let mut base = work.start;
@@ -113,41 +108,20 @@ fn backward_rows_unit<
             );
             unroll!(STEP, |c| {
                 let s2 = score.score(&lanes.map, &query, &keys[c], &values[c]);
-                if M::WEIGHTED {
-                    if valid[c] {
-                        let edge = lanes.edge(base, c);
-                        unroll!(SLOTS, |s| {
-                            let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                            let aw = alpha * score.weight(qi[s], keys[c][s]);
-                            let factor = dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                            weighted[s] = values[c][s].mul_add(aw * factor, weighted[s]);
-                            weights[s] += aw;
-                        });
-                    }
-                } else {
-                    let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
-                    head_sum(&lanes.map, &mut dov);
-                    if valid[c] {
-                        let edge = lanes.edge(base, c);
-                        unroll!(SLOTS, |s| {
-                            let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                            let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                            let ds = alpha * (d_alpha - delta[s]);
-                            d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], values[c][s], ds);
-                            row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
-                        });
-                    }
+                let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
+                head_sum(&lanes.map, &mut dov);
+                if valid[c] {
+                    let edge = lanes.edge(base, c);
+                    unroll!(SLOTS, |s| {
+                        let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
+                        let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                        let ds = alpha * (d_alpha - delta[s]);
+                        d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], values[c][s], ds);
+                        row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
+                    });
                 }
             });
             base += lanes.step_edges(STEP);
-        }
-        if M::WEIGHTED {
-            // This team's Σ_j ds_ij·w_ij = dO_i·Σ α·w·f·v − D_i·Σ α·w, one dot product per unit.
-            let mut dot: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(weighted[s]));
-            head_sum(&lanes.map, &mut dot);
-            d_row = core::array::from_fn(|s| {
-                M::Row::from_head_scalar(dot[s] - delta[s] * weights[s]).unwrap_or_else(M::Row::zero)
-            });
         }
         if !work.packed {
             M::Row::team_sum(&lanes.map, &mut d_row);

@@ -39,10 +39,6 @@ pub trait SlotValue<V: Vector>: Copy {
     /// Zero.
     fn zero() -> Self;
 
-    /// The slot's value for a head's scalar `x`: `Some` for [`HeadScalar`], `None` for vectors
-    /// (what [`ScoreGradient::WEIGHTED`] models' gradients are made from).
-    fn from_head_scalar(x: f32) -> Option<Self>;
-
     /// The value of a slot from `x`, given where the slot's vector sits in an `[N, H, Fv]` array
     /// (`at`) and its head's scalar in an `[N, H]` array (`scalar`); each kind reads its own. The
     /// passes compute both indices themselves (see [`load_slot`]): index arithmetic inside a
@@ -101,11 +97,6 @@ impl<V: Vector> SlotValue<V> for V {
     }
 
     #[inline(always)]
-    fn from_head_scalar(_x: f32) -> Option<V> {
-        None
-    }
-
-    #[inline(always)]
     fn load(x: &GSlice<V>, at: usize, _scalar: usize) -> V {
         x.load(at)
     }
@@ -150,11 +141,6 @@ impl<V: Vector> SlotValue<V> for HeadScalar {
     #[inline(always)]
     fn zero() -> Self {
         Self(0.0)
-    }
-
-    #[inline(always)]
-    fn from_head_scalar(x: f32) -> Option<Self> {
-        Some(Self(x))
     }
 
     #[inline(always)]
@@ -232,32 +218,6 @@ pub trait ScoreGradient<V: Vector, const SLOTS: usize>: Score<V, SLOTS> {
     /// A slot of the gradient the column pass sums per source node: the key operand's (most
     /// models: [`Score::Key`]), or, for a key made from the value (AGNN), the made key's.
     type KeyGrad: SlotValue<V>;
-
-    /// Whether the score is a function of the row and key operands alone, both head scalars
-    /// ([`HeadScalar`] as [`Score::Row`]), with the gradient `ds·w` to the row operand for one
-    /// weight `w` per edge and head ([`ScoreGradient::weight`]; GAT: `LeakyReLU'(el_i + er_j)`),
-    /// and no row sum. The row pass then takes no dot product per edge: with
-    /// `ds_ij = α_ij·(f_ij·dO_i·v_j − D_i)` (`f`: the dropout factor),
-    /// `Σ_j ds_ij·w_ij = dO_i·Σ_j α_ij·w_ij·f_ij·v_j − D_i·Σ_j α_ij·w_ij`: a vector sum per unit
-    /// and one dot product at its end instead of a dot product and a butterfly per edge, and
-    /// [`ScoreGradient::d_row`] and the row sums are not called. The weights `α_ij` of a row sum
-    /// to 1, so the two sums are no larger than the forward's output and its error is that of the
-    /// per-edge form.
-    ///
-    /// The column pass keeps the per-edge form: there the weights `α_ij` of a column do not sum
-    /// to 1, and for a source of `n` in-edges whose terms cancel edge by edge (rows whose one edge
-    /// has `α = 1`) the two sums grow with `n` while the result does not; summed in `f32` they
-    /// missed the tolerance on a star of 2,100 leaves (error 1.3e-4 against the per-edge form's
-    /// 2.5e-6), and summed in `f64` the pass was slower than the per-edge form (docs/results.md,
-    /// nineteenth session).
-    const WEIGHTED: bool = false;
-
-    /// The weight `w` of one edge's slot for a [`ScoreGradient::WEIGHTED`] model, from its row
-    /// and key operands; not called for the others.
-    #[inline(always)]
-    fn weight(&self, _row: Self::Row, _key: Self::Key) -> f32 {
-        0.0
-    }
 
     /// `acc + (∂s/∂row)·ds` for slot `s` of one edge, before the final
     /// [`ScoreGradient::grad_scale`] (`row`, `key`, `value`: the slot's operands and value;

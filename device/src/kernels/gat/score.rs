@@ -34,13 +34,7 @@ impl LeakyScore {
     /// where `el + er > 0`, `slope` otherwise).
     #[inline(always)]
     fn d_sum(&self, acc: HeadScalar, el: HeadScalar, er: HeadScalar, ds: f32) -> HeadScalar {
-        HeadScalar(acc.0 + ds * self.slope_at(el, er))
-    }
-
-    /// `LeakyReLU'(el + er)`: 1 where `el + er > 0`, `slope` otherwise.
-    #[inline(always)]
-    fn slope_at(&self, el: HeadScalar, er: HeadScalar) -> f32 {
-        if el.0 + er.0 > 0.0 { 1.0 } else { self.slope }
+        HeadScalar(acc.0 + ds * if el.0 + er.0 > 0.0 { 1.0 } else { self.slope })
     }
 }
 
@@ -79,12 +73,6 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for LeakyScore {
 impl<V: Vector, const SLOTS: usize> ScoreGradient<V, SLOTS> for LeakyScore {
     type RowSum = ();
     type KeyGrad = HeadScalar;
-    const WEIGHTED: bool = true;
-
-    #[inline(always)]
-    fn weight(&self, el: HeadScalar, er: HeadScalar) -> f32 {
-        self.slope_at(el, er)
-    }
 
     #[inline(always)]
     fn d_row(&self, _s: usize, acc: HeadScalar, el: HeadScalar, er: HeadScalar, _value: V, ds: f32) -> HeadScalar {
