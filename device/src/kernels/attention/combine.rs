@@ -5,8 +5,7 @@
 //! One warp per (split row, slice of 32 features): warp `w` takes row `w / S`, features
 //! `(w mod S)·32 + lane` with `S = ⌈H·F / 32⌉` slices per row (a sum of two arrays: `S` is both
 //! arrays' slices, the first's then the second's). Each lane loops over the row's partials, four
-//! at a time (independent loads in flight; four running sums added in a fixed order at the end):
-//! the forward twice (the maximum, then every sum in one loop), the backward once.
+//! at a time (independent loads in flight; four running sums added in a fixed order at the end).
 //!
 //! # Numerics
 //! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
@@ -18,7 +17,6 @@ use crate::abi::{CombineParams, SumCombineParams};
 use crate::kernel;
 use crate::kernels::common::reduce::global_warp;
 use crate::kernels::common::softmax::{log_sum_exp, rescale_factor};
-use crate::kernels::common::unroll::unroll;
 use crate::simt::{self, GSlice, WARP_SIZE, math};
 
 /// This lane's row, feature and range of partials, or `None` past the last row (or feature), for
@@ -49,117 +47,79 @@ fn combine_feature(p: &CombineParams) -> Option<(usize, usize, usize, usize)> {
     this_feature(&p.rows, &p.first_unit, p.num_rows, p.heads, p.feat)
 }
 
-/// Partials each lane loads at once in the sums ([`sums`]), a power of two.
-const IN_FLIGHT: usize = 4;
-
-/// The merged maximum of a row's chunks `first..last` for one head (`ml(u, 0)` the chunk's max):
-/// four running maxima, so that four loads are in flight (a maximum is exact in any order).
+/// The merged maximum of a row's chunks `first..last` for one head (`ml(u, 0)` the chunk's max).
 #[inline(always)]
 fn merged_max(first: usize, last: usize, ml: impl Fn(usize, usize) -> f32) -> f32 {
-    let mut m = [f32::NEG_INFINITY; 4];
+    let mut m = f32::NEG_INFINITY;
+    for u in first..last {
+        m = m.max(ml(u, 0));
+    }
+    m
+}
+
+/// `Σ_u f(u)` over `first..last`, four independent sums (added in a fixed order) so that four
+/// loads are in flight.
+#[inline(always)]
+fn sum4(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
+    let mut acc = [0.0f32; 4];
     let mut u = first;
     while u + 4 <= last {
-        m[0] = m[0].max(ml(u, 0));
-        m[1] = m[1].max(ml(u + 1, 0));
-        m[2] = m[2].max(ml(u + 2, 0));
-        m[3] = m[3].max(ml(u + 3, 0));
+        acc[0] += f(u);
+        acc[1] += f(u + 1);
+        acc[2] += f(u + 2);
+        acc[3] += f(u + 3);
         u += 4;
     }
     while u < last {
-        m[0] = m[0].max(ml(u, 0));
+        acc[0] += f(u);
         u += 1;
     }
-    m[0].max(m[1]).max(m[2].max(m[3]))
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
-/// `Σ_u f(u)` over `first..last` for each of the `N` terms `f` gives, [`IN_FLIGHT`] independent
-/// sums of each (added in adjacent pairs, then pairs of those: `(s0 + s1) + (s2 + s3)` for 4) so that the loads of that many `u` are in
-/// flight; the sums of several terms share one loop over the partials.
+/// One feature of a split row merged from its chunks `first..last`: `(M, l, acc, 1/l)` (0 for
+/// `l = 0`) with `M` the chunks' largest max, `l = Σ_u l_u·2^(m_u − M)` and `acc = Σ_u acc(u)·2^(m_u
+/// − M)`, from `ml(u, 0)` and `ml(u, 1)` the chunk's (max, sum); and the factor `2^(m_u − M)` for
+/// the caller's further sums.
 #[inline(always)]
-fn sums<const N: usize>(first: usize, last: usize, f: impl Fn(usize) -> [f32; N]) -> [f32; N] {
-    const { assert!(N <= 4 && IN_FLIGHT <= 8 && IN_FLIGHT.is_power_of_two()) };
-    let mut acc = [[0.0f32; N]; IN_FLIGHT];
-    let mut add = |k: usize, terms: [f32; N]| {
-        unroll!(4, |n| {
-            if n < N {
-                acc[k][n] += terms[n];
-            }
-        });
-    };
-    let mut u = first;
-    while u + IN_FLIGHT <= last {
-        unroll!(IN_FLIGHT, |k| {
-            add(k, f(u + k));
-        });
-        u += IN_FLIGHT;
-    }
-    while u < last {
-        add(0, f(u));
-        u += 1;
-    }
-    // Straight-line code with constant indices (a loop here kept `acc` on the stack).
-    unroll!(3, |level| {
-        let width = IN_FLIGHT >> (level + 1);
-        unroll!(4, |k| {
-            if k < width {
-                unroll!(4, |n| {
-                    if n < N {
-                        acc[k][n] = acc[2 * k][n] + acc[2 * k + 1][n];
-                    }
-                });
-            }
-        });
-    });
-    acc[0]
-}
-
-/// `Σ_u f(u)` over `first..last` ([`sums`] of one term).
-#[inline(always)]
-fn sum(first: usize, last: usize, f: impl Fn(usize) -> f32) -> f32 {
-    let [sum] = sums(first, last, |u| [f(u)]);
-    sum
+fn merge_chunks(
+    first: usize,
+    last: usize,
+    ml: impl Fn(usize, usize) -> f32 + Copy,
+    acc: impl Fn(usize) -> f32,
+) -> (f32, f32, f32, f32, impl Fn(usize) -> f32) {
+    let m = merged_max(first, last, ml);
+    let rescaled = move |u: usize| rescale_factor(ml(u, 0), m);
+    let l = sum4(first, last, |u| ml(u, 1) * rescaled(u));
+    let acc = sum4(first, last, |u| acc(u) * rescaled(u));
+    let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+    (m, l, acc, inv, rescaled)
 }
 
 kernel! {
     /// Merges the forward partials of each split row into `out`, `lse` and `stats`, and its part's
     /// (when the forward kept one) into the part's `out` and `weight`, under the same maxima and
-    /// normalised by the whole row's sum: `M = max_u m_u` in one loop over the row's chunks, then
-    /// `l = Σ_u l_u·2^(m_u − M)`, `acc = Σ_u acc_u·2^(m_u − M)` (and the part's two sums) in one
-    /// more.
+    /// normalised by the whole row's sum.
     pub kernel ATTENTION_FWD_COMBINE = fn attention_fwd_combine(p: &CombineParams) {
         let Some((row, x, first, last)) = combine_feature(p) else { return };
         let (heads, feat) = (p.heads as usize, p.feat as usize);
         let head = x / feat;
         let ml = |u: usize, i: usize| p.partial_ml.load(2 * (u * heads + head) + i);
-        let m = merged_max(first, last, ml);
-        // Chunk u's (l, acc) rescaled to M.
-        let rescaled = |u: usize| {
-            let r = rescale_factor(ml(u, 0), m);
-            [ml(u, 1) * r, p.partial_acc.load(u * heads * feat + x) * r]
-        };
-        let part = &p.part;
-        let (l, acc, part_sums) = if part.out.is_empty() {
-            let [l, acc] = sums(first, last, rescaled);
-            (l, acc, None)
-        } else {
-            let [l, acc, part_acc, part_weight] = sums(first, last, |u| {
-                let [l, acc] = rescaled(u);
-                let r = rescale_factor(ml(u, 0), m);
-                [l, acc, part.partial_acc.load(u * heads * feat + x) * r, part.partial_weight.load(u * heads + head) * r]
-            });
-            (l, acc, Some((part_acc, part_weight)))
-        };
-        let inv = if l > 0.0 { math::rcp(l) } else { 0.0 };
+        let (m, l, acc, inv, rescaled) =
+            merge_chunks(first, last, ml, |u| p.partial_acc.load(u * heads * feat + x));
         p.out.store(row * heads * feat + x, acc * inv);
         if x.is_multiple_of(feat) {
             p.lse.store(row * heads + head, log_sum_exp(m, l));
             p.stats.store(2 * (row * heads + head), m);
             p.stats.store(2 * (row * heads + head) + 1, inv);
         }
-        if let Some((part_acc, part_weight)) = part_sums {
-            part.out.store(row * heads * feat + x, part_acc * inv);
+        let part = &p.part;
+        if !part.out.is_empty() {
+            let acc = sum4(first, last, |u| part.partial_acc.load(u * heads * feat + x) * rescaled(u));
+            part.out.store(row * heads * feat + x, acc * inv);
             if x.is_multiple_of(feat) {
-                part.weight.store(row * heads + head, part_weight * inv);
+                let weight = sum4(first, last, |u| part.partial_weight.load(u * heads + head) * rescaled(u));
+                part.weight.store(row * heads + head, weight * inv);
             }
         }
     }
@@ -196,7 +156,7 @@ kernel! {
             return;
         }
         let (row, first, last) = (p.rows.load(r) as usize, p.first_unit.load(r) as usize, p.first_unit.load(r + 1) as usize);
-        let sum = sum(first, last, |u| partial.load(u * width + x));
+        let sum = sum4(first, last, |u| partial.load(u * width + x));
         out.store(row * width + x, sum * factor);
     }
 }
