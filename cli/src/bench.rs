@@ -390,16 +390,15 @@ impl Model {
         }
     }
 
-    /// The model on `dg` as `variant` asks (the cuSPARSE path is GT's only), `plan`'s other
-    /// overrides applied to a schedule.
+    /// The model on `dg` as `variant` asks (the cuSPARSE path is GT's only), with `options`'
+    /// heads, features, attention dropout and other plan overrides (applied to a schedule).
     pub fn timed<'g>(
         self,
         dg: &'g DeviceGraph<'_>,
-        heads: u32,
-        feat: u32,
+        options: &BenchOptions,
         variant: Variant,
-        (plan, dropout): (&PlanOptions, f32),
     ) -> dfgnn::Result<Box<dyn Timed + 'g>> {
+        let (heads, feat, plan, dropout) = (options.heads, options.feat, &options.plan, options.dropout);
         match (variant, self) {
             (Variant::Schedule(schedule), _) => {
                 self.plan(dg, heads, feat, PlanOptions { schedule, ..plan.clone() }, dropout)
@@ -846,7 +845,7 @@ pub fn bench_prepared(
     let mut rows = Vec::new();
     for &variant in &options.variants {
         progress.set_message(format!("timing {model} {h}x{f} {variant}"));
-        let timed = match model.timed(dg, h, f, variant, (&options.plan, options.dropout)) {
+        let timed = match model.timed(dg, options, variant) {
             Ok(timed) => timed,
             Err(e) => {
                 rows.push(BenchRow::refused(variant, e.to_string()));

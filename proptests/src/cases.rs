@@ -350,7 +350,7 @@ pub fn sparse_batch() -> Csr {
 /// whose row takes every other node of its star and leaves whose rows take the hub alone. A
 /// leaf's one edge has α = 1, so its score gradient `α·(dO·h − D)` is zero up to rounding, while
 /// its terms `dO·h` and `D` are not: a column pass that sums those terms apart from each other
-/// (as GAT's does) must keep them exact enough to cancel over the hub's column.
+/// (as GAT's over tiles does) must keep them exact enough to cancel over the hub's column.
 pub fn star_batch() -> Csr {
     let sizes = [100usize, 40, 7, 64];
     let n: usize = sizes.iter().sum();
