@@ -13,7 +13,10 @@
 //! # Numerics
 //! f32. `α = 2^(s − m)·(1/l)` with the forward's `(m, 1/l)` and its score arithmetic, so α matches
 //! the forward's weights to the last bit of the exponent; `ds = α·(dO·v·factor − D)` with the
-//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id. Whole rows write
+//! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id.
+//! `D = dO·o` from the forward's output, except in a whole row that one step covers: there
+//! `D = Σ_j α_ij·factor_ij·(dO_i·v_j)` in edge order (mathematically the same; at most a step's
+//! terms), so short rows read no output. Whole rows write
 //! the gradient times [`ScoreGradient::grad_scale`] and `D`; chunks of split rows write unscaled partial
 //! sums (summed by [`super::combine`]); chunk 0 writes `D`.
 
@@ -21,7 +24,7 @@ use crate::abi::{PassEdges, RowGrads};
 use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
 use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
-use crate::kernels::common::lanes::head_sum;
+use crate::kernels::common::lanes::{head_sum, team_sum};
 use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::unroll::unroll;
@@ -78,18 +81,23 @@ fn backward_rows_unit<
         let slots = lanes.slots::<SLOTS>(head0);
         let score = score.bind(&lanes, &slots);
         // Prologue: the row operand, dO and D = dO·o of this row, and the forward's (max, 1/sum).
+        // A whole row that one step covers (warp-uniform: `stop` is the teams' longest when
+        // packed) takes D from its edges instead, Σ_j α_ij·factor_ij·(dO_i·v_j), all of them in
+        // registers at once: one vector fewer read per row where rows are short.
+        let one_step =
+            !work.split && (if PACKED { work.stop } else { work.end }) - work.start <= lanes.step_edges(STEP);
         let qi = load_slots(&lanes, &q, work.node, &slots);
         let doi = lanes.load(&d_out, work.node, &slots);
-        let oi = lanes.load(&out, work.node, &slots);
-        let mut delta: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(oi[s]));
-        head_sum(&lanes.map, &mut delta);
+        let mut delta = [0.0f32; SLOTS];
+        if !one_step {
+            let oi = lanes.load(&out, work.node, &slots);
+            delta = core::array::from_fn(|s| doi[s].dot(oi[s]));
+            head_sum(&lanes.map, &mut delta);
+        }
         let ml: [F2; SLOTS] = core::array::from_fn(|s| {
             if slots[s].active { stats.load(lanes.scalar(work.node, slots[s])) } else { F2([0.0; 2]) }
         });
         let query = score.query(&qi);
-        if work.chunk == 0 {
-            lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
-        }
         let mut d_row = [M::Row::zero(); SLOTS];
         let mut row_sum = score.row_sum_zero();
 
@@ -106,6 +114,9 @@ fn backward_rows_unit<
                 work.end,
                 |_, _, _| {},
             );
+            // Each edge's α and dα = factor·(dO·v) (zero where not valid).
+            let mut alpha = [[0.0f32; SLOTS]; STEP];
+            let mut d_alpha = [[0.0f32; SLOTS]; STEP];
             unroll!(STEP, |c| {
                 let s2 = score.score(&lanes.map, &query, &keys[c], &values[c]);
                 let mut dov: [f32; SLOTS] = core::array::from_fn(|s| doi[s].dot(values[c][s]));
@@ -113,15 +124,34 @@ fn backward_rows_unit<
                 if valid[c] {
                     let edge = lanes.edge(base, c);
                     unroll!(SLOTS, |s| {
-                        let alpha = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
-                        let d_alpha = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                        let ds = alpha * (d_alpha - delta[s]);
+                        alpha[c][s] = math::exp2(s2[s] - ml[s].0[0]) * ml[s].0[1];
+                        d_alpha[c][s] = dov[s] * dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
+                    });
+                }
+            });
+            if one_step {
+                unroll!(STEP, |c| {
+                    unroll!(SLOTS, |s| {
+                        delta[s] = math::fma(alpha[c][s], d_alpha[c][s], delta[s]);
+                    });
+                });
+                if !work.packed {
+                    team_sum(&lanes.map, &mut delta);
+                }
+            }
+            unroll!(STEP, |c| {
+                if valid[c] {
+                    unroll!(SLOTS, |s| {
+                        let ds = alpha[c][s] * (d_alpha[c][s] - delta[s]);
                         d_row[s] = score.d_row(s, d_row[s], qi[s], keys[c][s], values[c][s], ds);
                         row_sum[s] = score.add_row_sum(s, row_sum[s], qi[s], keys[c][s], ds);
                     });
                 }
             });
             base += lanes.step_edges(STEP);
+        }
+        if work.chunk == 0 {
+            lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
         }
         if !work.packed {
             M::Row::team_sum(&lanes.map, &mut d_row);
