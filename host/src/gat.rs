@@ -697,14 +697,14 @@ impl<'g, 'b> Gat<'g, 'b> {
         };
         let (el, er, h, slope) = (fwd.el, fwd.er, fwd.h, self.slope);
 
-        // Row pass: d el and D.
+        // Row pass: d el and the row record (with D).
         let mut d_el = backend.result("d_el", nh(g.num_dst()))?;
-        let mut delta = backend.alloc::<f32>(nh(g.num_dst()))?;
-        let (d_el_v, delta_v) = (d_el.view_mut(), delta.view_mut());
+        let mut record = backend.alloc::<f32>(4 * nh(g.num_dst()))?;
+        let (d_el_v, record_v) = (d_el.view_mut(), record.view_mut());
         if let Some((part_out, part_weight)) = &fwd.part {
-            self.part_rows(fwd, part_out, part_weight, d_out, d_el_v, delta_v)?;
+            self.part_rows(fwd, part_out, part_weight, d_out, d_el_v, record_v)?;
         } else {
-            self.gather_rows(fwd, d_out, (rows_pass, &rows_kernel), d_el_v, delta_v)?;
+            self.gather_rows(fwd, d_out, (rows_pass, &rows_kernel), d_el_v, record_v)?;
         }
 
         // Column pass: d er and the aggregation's dh.
@@ -712,16 +712,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let mut dh = backend.result("dh", f.features(g.num_src()))?;
         let (d_er_v, dh_v) = (d_er.view_mut(), dh.view_mut());
         if let Some(tiles) = self.column_tiles.as_ref().filter(|_| fwd.dropout.threshold == 0) {
-            let io = GatTileColsIo {
-                el,
-                er,
-                h,
-                stats: fwd.stats.view(),
-                delta: delta.view(),
-                d_out: d_out.view(),
-                d_er: d_er_v,
-                dh: dh_v,
-            };
+            let io = GatTileColsIo { er, h, record: record.view(), d_out: d_out.view(), d_er: d_er_v, dh: dh_v };
             tiles.gat_backward_cols(g, (heads, feat), slope, io)?;
             return Ok(GatPrecomputedGrads { dh, d_el, d_er });
         }
@@ -736,8 +727,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 er,
                 h,
                 grads: ColumnGrads {
-                    stats: fwd.stats.view(),
-                    delta: delta.view(),
+                    record: record.view(),
                     d_out: d_out.view(),
                     d_key: d_er_v,
                     d_value: dh_v,
@@ -753,15 +743,15 @@ impl<'g, 'b> Gat<'g, 'b> {
         Ok(GatPrecomputedGrads { dh, d_el, d_er })
     }
 
-    /// The backward's row pass over the CSR: `d el` and D, recomputing α and gathering every
-    /// edge's `h_j` (after a forward that saved no positive part).
+    /// The backward's row pass over the CSR: `d el` and the row record (with D), recomputing α
+    /// and gathering every edge's `h_j` (after a forward that saved no positive part).
     fn gather_rows(
         &self,
         fwd: &GatForward<'_>,
         d_out: &Buffer<f32>,
         (rows_pass, rows_kernel): (&DevicePass, &PassKernel<GatBwdRowsParams>),
         d_el_v: GSliceMut<f32>,
-        delta_v: GSliceMut<f32>,
+        record_v: GSliceMut<f32>,
     ) -> Result<()> {
         let f = &self.fused;
         let (el, er, h, slope) = (fwd.el, fwd.er, fwd.h, self.slope);
@@ -780,7 +770,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     out: fwd.out.view(),
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
-                    delta: delta_v,
+                    record: record_v,
                     d_row: d_el_v,
                     partial: partial_view(partials, 0),
                 },
@@ -799,7 +789,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         part_weight: &Buffer<f32>,
         d_out: &Buffer<f32>,
         d_el: GSliceMut<f32>,
-        delta: GSliceMut<f32>,
+        record: GSliceMut<f32>,
     ) -> Result<()> {
         let nodes = self.graph().num_dst();
         if nodes == 0 {
@@ -811,7 +801,9 @@ impl<'g, 'b> Gat<'g, 'b> {
             part_out: part_out.view(),
             part_weight: part_weight.view(),
             d_out: d_out.view(),
-            delta,
+            stats: fwd.stats.view(),
+            el: fwd.el,
+            record,
             d_el,
             nodes: nodes as u32,
             heads,
@@ -821,8 +813,9 @@ impl<'g, 'b> Gat<'g, 'b> {
         let layout = NodeLanes::new(feat as usize);
         let config = node_config(nodes, heads, layout.rows_per_warp())?;
         let kernel = if layout.width == 4 { &GAT_PART_ROWS_W4 } else { &GAT_PART_ROWS };
-        // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, delta and d_el
-        // [N_dst, H] (the forward's and the checked d_out), the outputs distinct from the inputs;
+        // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, el and d_el [N_dst, H],
+        // stats [N_dst, H, 2] and record [N_dst, H, 4] (the forward's, the checked d_out and this
+        // backward's), the outputs distinct from the inputs;
         // the warps take the layout's (node, head) pairs, none past the last; the 16-byte kernel
         // only for `F % 4 == 0` (the layout's width), on 16-byte aligned buffers.
         unsafe { self.backend().launch(kernel, &config, &params) }

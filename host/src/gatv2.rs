@@ -342,11 +342,11 @@ impl<'g, 'b> GatV2<'g, 'b> {
         };
         let (xl, xr, a, slope) = (fwd.xl, fwd.xr, fwd.a, self.slope);
 
-        // Row pass: d xr, the rows' terms of d a, and D.
+        // Row pass: d xr, the rows' terms of d a, and the row record (with D).
         let mut dxr = backend.result("dxr", f.features(g.num_dst()))?;
         let mut d_a_rows = backend.alloc::<f32>(f.features(g.num_dst()))?;
-        let mut delta = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-        let (dxr_v, d_a_v, delta_v) = (dxr.view_mut(), d_a_rows.view_mut(), delta.view_mut());
+        let mut record = backend.alloc::<f32>(4 * g.num_dst() * heads as usize)?;
+        let (dxr_v, d_a_v, record_v) = (dxr.view_mut(), d_a_rows.view_mut(), record.view_mut());
         f.run_pass(
             rows_pass,
             &rows_kernel.0,
@@ -361,7 +361,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                     out: fwd.out.view(),
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
-                    delta: delta_v,
+                    record: record_v,
                     d_row: dxr_v,
                     partial: partial_view(partials, 0),
                 },
@@ -389,8 +389,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
                 xl,
                 a,
                 grads: ColumnGrads {
-                    stats: fwd.stats.view(),
-                    delta: delta.view(),
+                    record: record.view(),
                     d_out: d_out.view(),
                     d_key: GSliceMut::empty(),
                     d_value: dxl_v,

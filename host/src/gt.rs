@@ -385,10 +385,10 @@ impl<'g, 'b> Gt<'g, 'b> {
         let width = heads as usize * feat as usize;
         let scale_log2 = fwd.scale * std::f32::consts::LOG2_E;
 
-        // Row pass: dq and D.
+        // Row pass: dq and the row record (with D).
         let mut dq = backend.result("dq", self.fused.features(g.num_dst()))?;
-        let mut delta = backend.alloc::<f32>(g.num_dst() * heads as usize)?;
-        let (dq_v, delta_v) = (dq.view_mut(), delta.view_mut());
+        let mut record = backend.alloc::<f32>(4 * g.num_dst() * heads as usize)?;
+        let (dq_v, record_v) = (dq.view_mut(), record.view_mut());
         self.fused.run_pass(
             rows_pass,
             &rows_kernel.0,
@@ -403,7 +403,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                     out: fwd.out.view(),
                     stats: fwd.stats.view(),
                     d_out: d_out.view(),
-                    delta: delta_v,
+                    record: record_v,
                     d_row: dq_v,
                     partial: partial_view(partials, 0),
                 },
@@ -433,8 +433,7 @@ impl<'g, 'b> Gt<'g, 'b> {
                 k,
                 v: fwd.v,
                 grads: ColumnGrads {
-                    stats: fwd.stats.view(),
-                    delta: delta.view(),
+                    record: record.view(),
                     d_out: d_out.view(),
                     d_key: dk_v,
                     d_value: dv_v,

@@ -62,11 +62,9 @@ pub(crate) struct GatTileIo {
 
 /// Where GAT's backward column pass over tiles reads its inputs and writes its results.
 pub(crate) struct GatTileColsIo {
-    pub(crate) el: GSlice<f32>,
     pub(crate) er: GSlice<f32>,
     pub(crate) h: GSlice<f32>,
-    pub(crate) stats: GSlice<f32>,
-    pub(crate) delta: GSlice<f32>,
+    pub(crate) record: GSlice<f32>,
     pub(crate) d_out: GSlice<f32>,
     pub(crate) d_er: GSliceMut<f32>,
     pub(crate) dh: GSliceMut<f32>,
@@ -295,11 +293,9 @@ impl DeviceTiles {
         }
         let params = GatTileColsParams {
             tiles: self.list(graph, heads),
-            el: io.el,
             er: io.er,
             h: io.h,
-            stats: io.stats,
-            delta: io.delta,
+            record: io.record,
             d_out: io.d_out,
             d_er: io.d_er,
             dh: io.dh,
@@ -317,9 +313,9 @@ impl DeviceTiles {
         // SAFETY: the tiles are this graph's CSC's (planned from it: each tile's source nodes'
         // in-edges come from rows in its range, its edges and rows within the capacities the
         // shared memory was sized for, at these `feat` features per head, at most the kernel's
-        // `MAX_FEAT`, as the planner checked), with the column of every CSC slot; el `[N_dst, H]`, er
-        // `[N_src, H]`, h `[N_src, H, F]`, stats `[N_dst, H, 2]`, delta `[N_dst, H]` and d_out
-        // `[N_dst, H, F]` are views the caller checked, read-only and distinct from the outputs,
+        // `MAX_FEAT`, as the planner checked), with the column of every CSC slot; er `[N_src, H]`,
+        // h `[N_src, H, F]`, the row record `[N_dst, H, 4]` (16-byte aligned, as every buffer)
+        // and d_out `[N_dst, H, F]` are views the caller checked, read-only and distinct from the outputs,
         // d_er `[N_src, H]` and dh `[N_src, H, F]`, distinct from each other; the 16-byte kernel
         // only for `F % 4 == 0`, and the kernel of `lane_quads(F)` quads per lane.
         unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }

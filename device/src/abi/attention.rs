@@ -155,8 +155,8 @@ impl PartOut {
     };
 }
 
-/// What the backward's row pass reads of the forward and writes, whatever the model: `D = dO·o`
-/// per row and head, and the gradient of the row's own input (GT: dq).
+/// What the backward's row pass reads of the forward and writes, whatever the model: the row
+/// record per row and head (with `D = dO·o`), and the gradient of the row's own input (GT: dq).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct RowGrads {
@@ -166,8 +166,9 @@ pub struct RowGrads {
     pub stats: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
     pub d_out: GSlice<f32>,
-    /// `[N_dst, H]` D = dO·o per row and head (written by whole rows and by chunk 0 of split rows).
-    pub delta: GSliceMut<f32>,
+    /// `[N_dst, H, 4]` the row record per row and head, for the column pass (written by whole
+    /// rows and by chunk 0 of split rows): see [`ColumnGrads::record`].
+    pub record: GSliceMut<f32>,
     /// `[N_dst, H, F]` gradient of the row's input (whole rows).
     pub d_row: GSliceMut<f32>,
     /// `[U, H, F]` partial gradient of the row's input, before the final scale (chunk units).
@@ -179,10 +180,10 @@ pub struct RowGrads {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ColumnGrads {
-    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum) per row and head.
-    pub stats: GSlice<f32>,
-    /// `[N_dst, H]` D = dO·o from the row pass.
-    pub delta: GSlice<f32>,
+    /// `[N_dst, H, 4]` the row record the row pass wrote per row and head, all an in-edge's
+    /// row scalars in one 16-byte load: the forward's (max score in base-2 units, 1/sum),
+    /// `D = dO·o`, and the row operand when it is a head's scalar (GAT's `el`; else 0).
+    pub record: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
     pub d_out: GSlice<f32>,
     /// `[N_src, H, F]` gradient of the keys (whole columns).

@@ -75,7 +75,7 @@ unsafe impl LaunchParams for GatBwdRowsParams {}
 const _: () = assert!(core::mem::size_of::<GatBwdRowsParams>() == 296);
 
 /// `gat_part_rows`: the backward's row pass from the forward's positive part, per node and
-/// head with no gather: `D = dO·o` and `d el = (1 − slope)·(dO·o⁺ − D·α⁺)`.
+/// head with no gather: `D = dO·o` (into the row record) and `d el = (1 − slope)·(dO·o⁺ − D·α⁺)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatPartRowsParams {
@@ -87,8 +87,13 @@ pub struct GatPartRowsParams {
     pub part_weight: GSlice<f32>,
     /// `[N_dst, H, F]` the output's gradient.
     pub d_out: GSlice<f32>,
-    /// `[N_dst, H]` D, for the column pass.
-    pub delta: GSliceMut<f32>,
+    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum).
+    pub stats: GSlice<f32>,
+    /// `[N_dst, H]` the destination scores `el`.
+    pub el: GSlice<f32>,
+    /// `[N_dst, H, 4]` the row record for the column pass: `(m, 1/l, D, el)`
+    /// ([`crate::abi::ColumnGrads::record`]).
+    pub record: GSliceMut<f32>,
     /// `[N_dst, H]` the gradient of `el`.
     pub d_el: GSliceMut<f32>,
     /// Rows `N_dst`.
@@ -102,7 +107,7 @@ pub struct GatPartRowsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatPartRowsParams {}
-const _: () = assert!(core::mem::size_of::<GatPartRowsParams>() == 112);
+const _: () = assert!(core::mem::size_of::<GatPartRowsParams>() == 144);
 
 /// `gat_bwd_cols_*`: the column pass of the backward over the CSC: `d er` and the features'
 /// gradient through the aggregation.
@@ -125,7 +130,7 @@ pub struct GatBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 312);
+const _: () = assert!(core::mem::size_of::<GatBwdColsParams>() == 296);
 
 /// `gat_node_scores`: `scores[n, h] = ⟨x[n, h, :], a[h, :]⟩` (`el` or `er`), and with a second
 /// vector `scores2[n, h] = ⟨x[n, h, :], a2[h, :]⟩` from the same reads of `x` (both, when the

@@ -97,7 +97,7 @@ pub struct GatV2BwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2BwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GatV2BwdColsParams>() == 312);
+const _: () = assert!(core::mem::size_of::<GatV2BwdColsParams>() == 296);
 
 /// `gatv2_edge_scores` (baselines): `scores[e, h] = ⟨a[h], LeakyReLU(xl[col(e), h] + xr[row(e), h])⟩`.
 #[repr(C)]

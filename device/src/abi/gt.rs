@@ -77,7 +77,7 @@ pub struct GtBwdColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtBwdColsParams {}
-const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 384);
+const _: () = assert!(core::mem::size_of::<GtBwdColsParams>() == 368);
 
 /// `gt_group_*`: the `row_group` forward of GT.
 #[repr(C)]

@@ -138,16 +138,13 @@ const _: () = assert!(core::mem::size_of::<GatV2TilesParams>() == 240);
 pub struct GatTileColsParams {
     /// The tiles of the CSC.
     pub tiles: TileList,
-    /// `[N_dst, H]` destination scores `el`.
-    pub el: GSlice<f32>,
     /// `[N_src, H]` source scores `er`.
     pub er: GSlice<f32>,
     /// `[N_src, H, F]` features (aggregated in the forward).
     pub h: GSlice<f32>,
-    /// `[N_dst, H, 2]` the forward's (max score in base-2 units, 1/sum).
-    pub stats: GSlice<f32>,
-    /// `[N_dst, H]` D = dO·o from the row pass.
-    pub delta: GSlice<f32>,
+    /// `[N_dst, H, 4]` the row pass's row record: `(m, 1/l, D, el)` per destination row and head
+    /// ([`crate::abi::ColumnGrads::record`]).
+    pub record: GSlice<f32>,
     /// `[N_dst, H, F]` gradient of the output.
     pub d_out: GSlice<f32>,
     /// `[N_src, H]` gradient of `er`.
@@ -161,4 +158,4 @@ pub struct GatTileColsParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatTileColsParams {}
-const _: () = assert!(core::mem::size_of::<GatTileColsParams>() == 264);
+const _: () = assert!(core::mem::size_of::<GatTileColsParams>() == 232);

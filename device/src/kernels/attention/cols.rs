@@ -1,13 +1,15 @@
 //! The backward's column pass over the CSC: the gradients of each source node's key,
 //! `Σ_i (∂s_ij/∂k_j)·ds_ij` (GT: `dk_j = c·Σ_i ds_ij·q_i`; GAT: `d er_j`), and value, `dv_j = Σ_i α_ij·dO_i`, with
-//! α recomputed from the forward's `(m, 1/l)` and `D` from the row pass. A gather per column,
+//! α recomputed from the forward's `(m, 1/l)`, which the row pass copied with `D` into its row
+//! record. A gather per column,
 //! in CSC order: no atomics, bit-reproducible.
 //!
 //! # Grid mapping
 //! One warp per unit of columns (a whole column, or a chunk of a split one; a column per team
 //! for packed short columns); the lanes cover all
 //! heads of a source node as in the forward; per step each team gathers `STEP` in-edges' row operands
-//! and output gradients, and their rows' `(m, 1/l)` and `D`.
+//! and output gradients, and their rows' records (`(m, 1/l)`, `D` and a scalar row operand in
+//! one 16-byte record: GAT's `el` is not gathered on its own).
 //!
 //! # Shared memory
 //! None.
@@ -75,8 +77,9 @@ fn backward_cols_unit<
     work: &Work,
 ) {
     let lanes = Lanes::<V>::for_work::<PACKED>(&edges.shape, work);
-    let (q, k, v, d_out) = (M::Row::array(q), M::Key::array(k), v.cast::<V>(), grads.d_out.cast::<V>());
-    let stats = grads.stats.cast::<F2>();
+    let (q, k, v, d_out) =
+        (<M::Row as SlotValue<V>>::Gathered::array(q), M::Key::array(k), v.cast::<V>(), grads.d_out.cast::<V>());
+    let record = grads.record.cast::<F2>();
     lanes.each_head_pass(|head0| {
         let slots = lanes.slots::<SLOTS>(head0);
         let score = score.bind(&lanes, &slots);
@@ -89,22 +92,31 @@ fn backward_cols_unit<
         // Main loop over steps of STEP in-edges per team.
         let mut base = work.start;
         while base < if PACKED { work.stop } else { work.end } {
-            // Each in-edge's row scalars, loaded with its vectors so their latency overlaps.
+            // Each in-edge's row record (its row scalars in one 16-byte sector: `(m, 1/l)`, then
+            // D and, where the row operand travels in it, that operand, which is not gathered),
+            // loaded with its vectors so their latency overlaps.
             let mut ml = [[F2([0.0; 2]); SLOTS]; STEP];
-            let mut deltas = [[0.0f32; SLOTS]; STEP];
-            let Step { valid, first: queries, second: grads_out, .. } = gather::<V, M::Row, SLOTS, STEP>(
-                &lanes,
-                &edges.neighbours,
-                &q,
-                &d_out,
-                &slots,
-                base,
-                work.end,
-                |c, row, s| {
-                    ml[c][s] = stats.load(lanes.scalar(row, slots[s]));
-                    deltas[c][s] = grads.delta.load(lanes.scalar(row, slots[s]));
-                },
-            );
+            let mut words = [[F2([0.0; 2]); SLOTS]; STEP];
+            let also = |c: usize, row: u32, s: usize| {
+                let at = lanes.scalar(row, slots[s]);
+                ml[c][s] = record.load(2 * at);
+                words[c][s] =
+                    if M::Row::IN_RECORD { record.load(2 * at + 1) } else { F2([grads.record.load(4 * at + 2), 0.0]) };
+            };
+            let Step { valid, first: gathered, second: grads_out, .. } =
+                gather::<V, <M::Row as SlotValue<V>>::Gathered, SLOTS, STEP>(
+                    &lanes,
+                    &edges.neighbours,
+                    &q,
+                    &d_out,
+                    &slots,
+                    base,
+                    work.end,
+                    also,
+                );
+            let queries: [[M::Row; SLOTS]; STEP] = core::array::from_fn(|c| {
+                core::array::from_fn(|s| M::Row::from_gathered(gathered[c][s], words[c][s].0[1]))
+            });
             unroll!(STEP, |c| {
                 // Scores with the forward's arithmetic.
                 let mut dov: [f32; SLOTS] = core::array::from_fn(|s| grads_out[c][s].dot(vj[s]));
@@ -121,7 +133,7 @@ fn backward_cols_unit<
                         if slots[s].active {
                             let alpha = math::exp2(s2[s] - ml[c][s].0[0]) * ml[c][s].0[1];
                             let factor = dropout::factor::<DROPOUT>(&edges.dropout, edge, slots[s].head);
-                            let ds = alpha * (dov[s] * factor - deltas[c][s]);
+                            let ds = alpha * (dov[s] * factor - words[c][s].0[0]);
                             dk[s] = score.d_key(s, dk[s], queries[c][s], kj[s], vj[s], ds);
                             dv[s] = grads_out[c][s].mul_add(alpha * factor, dv[s]);
                         }

@@ -1,4 +1,4 @@
-//! The backward's row pass: `D_i = dO_i·o_i` and the gradient of the row's operand,
+//! The backward's row pass: `D_i = dO_i·o_i` (into the row record the column pass reads) and the gradient of the row's operand,
 //! `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`; GAT: `d el_i = Σ_j ds_ij·LeakyReLU'`), with α recomputed from the forward's
 //! `(m, 1/l)`. No float atomics: each row's sum is one warp's, in edge order.
 //!
@@ -16,9 +16,10 @@
 //! edge's dropout factor (1 without dropout), the mask regenerated from the edge's CSR id.
 //! `D = dO·o` from the forward's output, except in a whole row that one step covers: there
 //! `D = Σ_j α_ij·factor_ij·(dO_i·v_j)` in edge order (mathematically the same; at most a step's
-//! terms), so short rows read no output. Whole rows write
-//! the gradient times [`ScoreGradient::grad_scale`] and `D`; chunks of split rows write unscaled partial
-//! sums (summed by [`super::combine`]); chunk 0 writes `D`.
+//! terms), so short rows read no output. Whole rows write the gradient times
+//! [`ScoreGradient::grad_scale`] and the row record for the column pass (`(m, 1/l)`, `D` and a
+//! scalar row operand: [`crate::abi::ColumnGrads::record`]); chunks of split rows write unscaled
+//! partial sums (summed by [`super::combine`]); chunk 0 writes the record.
 
 use crate::abi::{PassEdges, RowGrads};
 use crate::kernels::attention::{ScoreGradient, SlotValue, load_slots};
@@ -29,7 +30,7 @@ use crate::kernels::common::pass::Lanes;
 use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{F2, GSlice, math};
+use crate::simt::{F2, F4, GSlice, math};
 
 /// The row pass over `edges` (a CSR pass) of the model `score` with the forward's inputs.
 #[inline(always)]
@@ -151,7 +152,11 @@ fn backward_rows_unit<
             base += lanes.step_edges(STEP);
         }
         if work.chunk == 0 {
-            lanes.each_head_leader(&slots, |s, slot| grads.delta.store(lanes.scalar(work.node, slot), delta[s]));
+            let record = grads.record.cast::<F4>();
+            lanes.each_head_leader(&slots, |s, slot| {
+                let [max, inv_sum] = ml[s].0;
+                record.store(lanes.scalar(work.node, slot), F4([max, inv_sum, delta[s], qi[s].record_word()]));
+            });
         }
         if !work.packed {
             M::Row::team_sum(&lanes.map, &mut d_row);

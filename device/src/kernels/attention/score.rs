@@ -62,6 +62,20 @@ pub trait SlotValue<V: Vector>: Copy {
 
     /// Sums `values` over the warp's teams (every team ends with the total).
     fn team_sum<const SLOTS: usize>(map: &LaneMap, values: &mut [Self; SLOTS]);
+
+    /// What the column pass gathers per in-edge for a row operand of this kind: the operand
+    /// itself (vectors), or nothing ([`NotGathered`]: a head's scalar travels in the row record,
+    /// the fourth word of [`crate::abi::ColumnGrads::record`]).
+    type Gathered: SlotValue<V>;
+
+    /// Whether a row operand of this kind travels in the row record.
+    const IN_RECORD: bool;
+
+    /// This row operand's word of the row record (0 for vectors, which do not travel in it).
+    fn record_word(self) -> f32;
+
+    /// The row operand from what the column pass gathered and its word of the row record.
+    fn from_gathered(gathered: Self::Gathered, word: f32) -> Self;
 }
 
 /// `node`'s value for (active) `slot` from `x`.
@@ -122,6 +136,20 @@ impl<V: Vector> SlotValue<V> for V {
     fn team_sum<const SLOTS: usize>(map: &LaneMap, values: &mut [V; SLOTS]) {
         team_sum(map, values);
     }
+
+    type Gathered = V;
+
+    const IN_RECORD: bool = false;
+
+    #[inline(always)]
+    fn record_word(self) -> f32 {
+        0.0
+    }
+
+    #[inline(always)]
+    fn from_gathered(gathered: V, _word: f32) -> Self {
+        gathered
+    }
 }
 
 /// A node's scalar for one head (an `[N, H]` array, e.g. GAT's node scores): the same in every
@@ -174,6 +202,76 @@ impl<V: Vector> SlotValue<V> for HeadScalar {
             });
             offset *= 2;
         }
+    }
+
+    type Gathered = NotGathered;
+
+    const IN_RECORD: bool = true;
+
+    #[inline(always)]
+    fn record_word(self) -> f32 {
+        self.0
+    }
+
+    #[inline(always)]
+    fn from_gathered(_gathered: NotGathered, word: f32) -> Self {
+        Self(word)
+    }
+}
+
+/// An operand the column pass does not gather (a [`HeadScalar`] row operand, which it reads from
+/// the row record instead): no array, no load, always zero.
+#[derive(Clone, Copy)]
+pub struct NotGathered;
+
+impl<V: Vector> SlotValue<V> for NotGathered {
+    const STAGED: bool = false;
+    type Array = ();
+
+    #[inline(always)]
+    fn array(_x: GSlice<f32>) {}
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Self
+    }
+
+    #[inline(always)]
+    fn load(_x: &(), _at: usize, _scalar: usize) -> Self {
+        Self
+    }
+
+    #[inline(always)]
+    fn load_staged(_copy: &SharedSlice<V>, _index: usize) -> Option<Self> {
+        None
+    }
+
+    #[inline(always)]
+    fn store<const SLOTS: usize>(
+        _values: &[Self; SLOTS],
+        _lanes: &Lanes<V>,
+        _x: &GSliceMut<f32>,
+        _node: u32,
+        _slots: &[Slot; SLOTS],
+        _factor: f32,
+    ) {
+    }
+
+    #[inline(always)]
+    fn team_sum<const SLOTS: usize>(_map: &LaneMap, _values: &mut [Self; SLOTS]) {}
+
+    type Gathered = Self;
+
+    const IN_RECORD: bool = false;
+
+    #[inline(always)]
+    fn record_word(self) -> f32 {
+        0.0
+    }
+
+    #[inline(always)]
+    fn from_gathered(_gathered: Self, _word: f32) -> Self {
+        Self
     }
 }
 

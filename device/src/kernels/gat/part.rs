@@ -25,7 +25,7 @@ use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{F4, KernelRef};
+use crate::simt::{F2, F4, KernelRef};
 
 /// A forward with the positive part, in the same row of its table as the variant it mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +177,8 @@ fn part_rows<const WIDE: bool>(p: &GatPartRowsParams) {
     unroll!(U, |u| {
         let (delta, positive) = (sum_over(delta[u], layout.lanes as u32), sum_over(positive[u], layout.lanes as u32));
         if member == 0 && valid[u] {
-            p.delta.store(rows[u], delta);
+            let (ml, el) = (p.stats.cast::<F2>().load(rows[u]), p.el.load(rows[u]));
+            p.record.cast::<F4>().store(rows[u], F4([ml.0[0], ml.0[1], delta, el]));
             p.d_el.store(rows[u], (1.0 - p.slope) * (positive - delta * p.part_weight.load(rows[u])));
         }
     });

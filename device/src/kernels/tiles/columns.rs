@@ -19,7 +19,8 @@
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads:
 //! 0. Staging: the tile's CSC slots, each as its source node and destination row within the
 //!    tile; `dO` of all the head's features of the tile's destination rows, their `el`, `m`,
-//!    `1/l` and `D`, and the tile's source nodes' `er`.
+//!    `1/l` and `D` (one load of each row's record from the row pass), and the tile's source
+//!    nodes' `er`.
 //! 1. A thread per edge: `α_ij = 2^(s − m_i)·(1/l_i)` from the forward's stats with the forward's
 //!    arithmetic, into the edge's score slot, and the edge marked where `el_i + er_j > 0`.
 //! 2. An aligned group of [`column_lanes`] lanes per source node `j` (a warp takes several), lane
@@ -143,11 +144,11 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
     let mut i = t;
     while i < tile.sources + tile.rows {
         if i < tile.sources {
-            let at = (tile.c0 + i) * heads + tile.head;
-            el.store(i, p.el.load(at));
-            m.store(i, p.stats.load(2 * at));
-            inv.store(i, p.stats.load(2 * at + 1));
-            delta.store(i, p.delta.load(at));
+            let [max, inv_sum, d, row_score] = p.record.cast::<F4>().load((tile.c0 + i) * heads + tile.head).0;
+            el.store(i, row_score);
+            m.store(i, max);
+            inv.store(i, inv_sum);
+            delta.store(i, d);
         } else {
             let j = i - tile.sources;
             er.store(j, p.er.load((tile.r0 + j) * heads + tile.head));
