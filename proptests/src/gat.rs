@@ -69,6 +69,10 @@ pub struct GatResults {
     pub pre_d_el: Vec<f32>,
     /// `[N_src, H]`.
     pub pre_d_er: Vec<f32>,
+    /// `[N_dst, H]`: `d el` from the full forward's positive part (the backward's row pass
+    /// `GAT_PART_ROWS`, which the full backward folds into `dh_dst` and `da_dst`), `None` where
+    /// the plan saves no part.
+    pub part_d_el: Option<Vec<f32>>,
 }
 
 impl GatResults {
@@ -86,6 +90,7 @@ impl GatResults {
             ("d_el", &self.pre_d_el),
             ("d_er", &self.pre_d_er),
         ]);
+        named.extend(self.part_d_el.as_deref().map(|d_el| ("part d_el", d_el)));
         named
     }
 }
@@ -104,8 +109,15 @@ pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInput
     let fwd = gat.forward(&h, h_dst.as_ref().unwrap_or(&h), &a_dst, &a_src)?;
     let grads = gat.backward(&fwd, &d_out)?;
     let Some((el, er)) = fwd.node_scores() else { unreachable!("Gat::forward returns the node scores it computed") };
-    // The full run's forward saved the positive part (the default); the precomputed one does
-    // not, so its backward's row pass gathers: both row passes are checked on every case.
+    // The full backward folds its d el into dh_dst and da_dst; the part's row pass's own is
+    // checked too, against the same reference as the gathering pass's below.
+    let part_d_el = match fwd.part() {
+        Some(_) => Some(backend.download(&gat.backward_precomputed(&fwd, &d_out)?.d_el)?),
+        None => None,
+    };
+    // The full run's forward saved the positive part (the default) where the plan lets it; the
+    // precomputed one does not, so its backward's row pass gathers: both row passes are checked
+    // on every case that plans the part.
     gat.set_saves_part(false);
     let pre = gat.forward_precomputed(&h, el, er)?;
     let pre_grads = gat.backward_precomputed(&pre, &d_out)?;
@@ -123,6 +135,7 @@ pub fn run_gat(backend: &Backend, graph: &Csr, case: &GatCase, inputs: &GatInput
         pre_dh: backend.download(&pre_grads.dh)?,
         pre_d_el: backend.download(&pre_grads.d_el)?,
         pre_d_er: backend.download(&pre_grads.d_er)?,
+        part_d_el,
     })
 }
 
@@ -143,7 +156,9 @@ pub fn check_gat(
 /// rule of the `f64` reference (with equal `h` and `h_dst`, passed as one buffer, `dh` against the
 /// reference's `dh + dh_dst` and no `dh_dst`: the library folds it); and the precomputed entry
 /// point, fed the node scores the forward computed, within the rule of the reference fed the same
-/// scores (out, dh, d el, d er). `Err` says what failed, with the case, the graph and the plan.
+/// scores (out, dh, d el, d er; its d el is the gathering row pass's, and where the plan saves the
+/// positive part, `part d_el` is the part's row pass's, from the full forward). `Err` says what
+/// failed, with the case, the graph and the plan.
 pub fn check_gat_case(backend: &Backend, graph: &Csr, case: &GatCase, seed: u64) -> Result<Report, String> {
     let context = format!(
         "GAT H={} F={} slope={} magnitude={} {:?} on {} (seed {seed}, {})",
@@ -225,6 +240,7 @@ pub fn check_gat_case(backend: &Backend, graph: &Csr, case: &GatCase, seed: u64)
         compare("d_el", &got.pre_d_el, &npg.d_el, &rpg.d_el),
         compare("d_er", &got.pre_d_er, &npg.d_er, &rpg.d_er),
     ]);
+    checks.extend(got.part_d_el.as_ref().map(|d_el| compare("part d_el", d_el, &npg.d_el, &rpg.d_el)));
     Report {
         model: "gat",
         context,

@@ -92,6 +92,12 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
+        fn gat_duplicate_hub() {
+            $crate::suite::gat_duplicate_hub(&$backend);
+        }
+
+        #[test]
+        $(#[$attr])*
         fn gat_results_are_bit_identical_run_after_run() {
             $crate::suite::gat_results_are_bit_identical_run_after_run(&$backend, $budget);
         }

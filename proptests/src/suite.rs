@@ -12,7 +12,8 @@ use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestE
 
 use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
-    forced_options, gat_forced_options, power_law_cases, sparse_batch, star_batch, sweep_graph,
+    duplicate_hub, duplicate_hub_cases, forced_options, gat_forced_options, power_law_cases, sparse_batch, star_batch,
+    sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -450,6 +451,35 @@ pub fn long_rows_of_repeated_edges(backend: &Backend) {
         let result =
             check_gatv2_case(backend, &g, &case, 8_928_540_496_400_032_383).and_then(|r| honoured(&r, &options, &g));
         tally.record(result);
+    }
+    tally.finish();
+}
+
+/// GAT on [`duplicate_hub`] (a row of 5,940 edges over 20 sources), H = 3, F = 128, its positive
+/// part forced, under each of [`duplicate_hub_cases`]' plans; each check must run the forward it
+/// names (tiles or none) and save the part, so that both of `d el`'s row passes are checked (the
+/// gathering one's `d_el`, the part's `part d_el`).
+pub fn gat_duplicate_hub(backend: &Backend) {
+    let mut tally = Tally::new("gat_duplicate_hub");
+    let g = duplicate_hub();
+    for (name, options, magnitude, seed) in duplicate_hub_cases() {
+        let case =
+            GatCase { heads: 3, feat: 128, slope: dfgnn::DEFAULT_GAT_SLOPE, magnitude, options: options.clone() };
+        let result = check_gat_case(backend, &g, &case, seed).and_then(|r| {
+            let tiled = r.plan.tiles.is_some() == (options.tiles == Some(TileChoice::Edges));
+            let saved = r.checks.iter().any(|c| c.name == "part d_el");
+            if tiled && saved {
+                honoured(&r, &options, &g)
+            } else {
+                Err(format!(
+                    "{}\n{}tiles {:?}, part saved {saved}",
+                    r.context,
+                    r.plan,
+                    r.plan.tiles.as_ref().map(|t| t.kernel)
+                ))
+            }
+        });
+        tally.record(result.map_err(|e| format!("`{name}`: {e}")));
     }
     tally.finish();
 }

@@ -15,8 +15,9 @@
 //!    stride over the row's edges); the weights `2^(s − m)` replace the scores.
 //! 3. Aggregation: 8 threads per row, 4 features each of a chunk of [`VALUE_CHUNK`] staged values,
 //!    `out = (Σ_e w_e·v_e)·(1/l)` over the row's edges in order, summed in blocks of
-//!    [`BLOCK_EDGES`] edges (so a long row of repeated edges does not drift); then `lse` and the
-//!    backward's `(m, 1/l)` as the row passes write them.
+//!    [`BLOCK_EDGES`] edges (so a long row of repeated edges does not drift), and GAT's positive
+//!    part's `o⁺` and `α⁺` the same way (`α⁺`'s error reaches `d el` times `D`, which may be far
+//!    larger than `d el`); then `lse` and the backward's `(m, 1/l)` as the row passes write them.
 //!
 //! # Shared memory
 //! [`shared_bytes`] of the launch's edge and source capacities (the most edges and sources of
@@ -403,7 +404,7 @@ impl Tile {
             let mut row = group;
             while row < self.rows {
                 let (mut acc, mut acc_part) = (Blocked::<F4>::zero(), Blocked::<F4>::zero());
-                let mut weight_part = 0.0f32;
+                let mut weight_part = Blocked::<f32>::zero();
                 let edges = self.row_edges(row);
                 let mut e = edges.start;
                 while e < edges.end {
@@ -415,13 +416,14 @@ impl Tile {
                         acc.add_scaled(v, w);
                         if PART && pack & POSITIVE != 0 {
                             acc_part.add_scaled(v, w);
-                            weight_part += w;
+                            weight_part.add(w);
                         }
                         e += 1;
                     }
                     acc.fold();
                     if PART {
                         acc_part.fold();
+                        weight_part.fold();
                     }
                 }
                 let inv = row_scale(row);
@@ -430,7 +432,7 @@ impl Tile {
                 if PART {
                     store::<WIDE>(part.0, base, acc_part.value().scale(inv), valid - (4 * quad).min(valid));
                     if g0 == 0 && quad == 0 {
-                        part.1.store((self.r0 + row) * heads + self.head, weight_part * inv);
+                        part.1.store((self.r0 + row) * heads + self.head, weight_part.value() * inv);
                     }
                 }
                 row += ROW_GROUPS;
