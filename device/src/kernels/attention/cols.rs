@@ -92,7 +92,7 @@ fn backward_cols_unit<
         // Main loop over steps of STEP in-edges per team.
         let mut base = work.start;
         while base < if PACKED { work.stop } else { work.end } {
-            // Each in-edge's row record (its row scalars in one 16-byte sector: `(m, 1/l)`, then
+            // Each in-edge's row record (its row scalars in one 16-byte record: `(m, 1/l)`, then
             // D and, where the row operand travels in it, that operand, which is not gathered),
             // loaded with its vectors so their latency overlaps.
             let mut ml = [[F2([0.0; 2]); SLOTS]; STEP];
