@@ -10,7 +10,7 @@ export DFGNN_GRAPH_TOOL_DIR=.gpu/graph-tool DFGNN_DATA_DIR=.gpu
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee /tmp/o/device.txt
 echo "== gpu-call done at $(($(date +%s) - start)) s"
 cp /tmp/o/*.txt $OUT/
-scripts/ab.sh -b $(( 150 - ($(date +%s) - start) )) 'H=/tmp/t/H' 'R=/tmp/t/R' >> /tmp/o/ab.txt <<'CASES'
+scripts/ab.sh -b $(( 110 - ($(date +%s) - start) )) 'H=/tmp/t/H' 'R=/tmp/t/R' >> /tmp/o/ab.txt <<'CASES'
 gat mol-16384 1 128
 gt mol-16384 1 128
 gt er-1M-d16 1 128
