@@ -52,7 +52,7 @@ pub struct GatGroupParams {
 unsafe impl LaunchParams for GatGroupParams {}
 const _: () = assert!(core::mem::size_of::<GatGroupParams>() == 264);
 
-/// `gat_bwd_rows_*`: the row pass of the backward: `d el` and D = dO·o for the column pass.
+/// `gat_bwd_rows_*`: the row pass of the backward: `d el` and the row record (with D = dO·o) for the column pass.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatBwdRowsParams {

@@ -51,7 +51,7 @@ unsafe impl LaunchParams for GatV2GroupParams {}
 const _: () = assert!(core::mem::size_of::<GatV2GroupParams>() == 264);
 
 /// `gatv2_bwd_rows_*`: the row pass of the backward: `d xr`, each row's term of `d a`, and
-/// D = dO·o for the column pass.
+/// the row record (with D = dO·o) for the column pass.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GatV2BwdRowsParams {

@@ -30,7 +30,7 @@ pub struct GtFwdParams {
 unsafe impl LaunchParams for GtFwdParams {}
 const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 280);
 
-/// `gt_bwd_rows_*`: the row pass of the backward: dq, and D = dO·o for the column pass.
+/// `gt_bwd_rows_*`: the row pass of the backward: dq, and the row record (with D = dO·o) for the column pass.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GtBwdRowsParams {
