@@ -1,15 +1,15 @@
 //! The backward's column pass over the CSC: the gradients of each source node's key,
-//! `Σ_i (∂s_ij/∂k_j)·ds_ij` (GT: `dk_j = c·Σ_i ds_ij·q_i`; GAT: `d er_j`), and value, `dv_j = Σ_i α_ij·dO_i`, with
-//! α recomputed from the forward's `(m, 1/l)`, which the row pass copied with `D` into its row
-//! record. A gather per column,
-//! in CSC order: no atomics, bit-reproducible.
+//! `Σ_i (∂s_ij/∂k_j)·ds_ij` (GT: `dk_j = c·Σ_i ds_ij·q_i`; GAT: `d er_j`), and value,
+//! `dv_j = Σ_i α_ij·dO_i`, with α recomputed from the forward's `(m, 1/l)`, which the row pass
+//! copied with `D` into its row record. A gather per column, in CSC order: no atomics,
+//! bit-reproducible.
 //!
 //! # Grid mapping
 //! One warp per unit of columns (a whole column, or a chunk of a split one; a column per team
-//! for packed short columns); the lanes cover all
-//! heads of a source node as in the forward; per step each team gathers `STEP` in-edges' row operands
-//! and output gradients, and their rows' records (`(m, 1/l)`, `D` and a scalar row operand in
-//! one 16-byte record: GAT's `el` is not gathered on its own).
+//! for packed short columns); the lanes cover all heads of a source node as in the forward; per
+//! step each team gathers `STEP` in-edges' row operands and output gradients, and their rows'
+//! records (`(m, 1/l)`, `D` and a scalar row operand in one 16-byte record: GAT's `el` is not
+//! gathered on its own).
 //!
 //! # Shared memory
 //! None.

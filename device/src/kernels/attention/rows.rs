@@ -1,6 +1,7 @@
-//! The backward's row pass: `D_i = dO_i·o_i` (into the row record the column pass reads) and the gradient of the row's operand,
-//! `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`; GAT: `d el_i = Σ_j ds_ij·LeakyReLU'`), with α recomputed from the forward's
-//! `(m, 1/l)`. No float atomics: each row's sum is one warp's, in edge order.
+//! The backward's row pass: `D_i = dO_i·o_i` (into the row record the column pass reads) and
+//! the gradient of the row's operand, `Σ_j (∂s_ij/∂q_i)·ds_ij` (GT: `dq_i = c·Σ_j ds_ij·k_j`;
+//! GAT: `d el_i = Σ_j ds_ij·LeakyReLU'`), with α recomputed from the forward's `(m, 1/l)`. No
+//! float atomics: each row's sum is one warp's, in edge order.
 //!
 //! # Grid mapping
 //! As the forward ([`super::forward`]): one warp per unit (a row or a chunk of a split row), or

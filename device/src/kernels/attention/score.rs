@@ -68,7 +68,9 @@ pub trait SlotValue<V: Vector>: Copy {
     /// the fourth word of [`crate::abi::ColumnGrads::record`]).
     type Gathered: SlotValue<V>;
 
-    /// Whether a row operand of this kind travels in the row record.
+    /// Whether a row operand of this kind travels in the row record: exactly where
+    /// [`SlotValue::Gathered`] is [`NotGathered`] (a type the column pass cannot test, so it
+    /// reads this to load the record's fourth word or not).
     const IN_RECORD: bool;
 
     /// This row operand's word of the row record (0 for vectors, which do not travel in it).
