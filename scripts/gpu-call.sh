@@ -14,9 +14,8 @@ cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: scripts/gpu-call.sh ARCHIVE [BINARY]" >&2; exit 2; }
 archive=$1
 binary=${2:-F}
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. scripts/gpu-env.sh
 start=$(date +%s)
-mkdir -p /tmp/t /tmp/o
 tar -xJf "$archive" -C /tmp/t || { echo "gpu-call: cannot unpack $archive" >&2; exit 1; }
 scripts/gpu-tests.sh run /tmp/t/gpu-tests > /tmp/o/gpu-tests.txt 2>&1
 tests=$?

@@ -3,11 +3,8 @@
 # the GPU tests and the main job on R (`24870ce` merged with `part-tolerance`), then one short
 # A/B round of H (`9391f88`, main's device code before this session) and R.
 start=$(date +%s)
-mkdir -p /tmp/t /tmp/o
+. scripts/gpu-env.sh
 scripts/gpu-call.sh .gpu/call11.tar.xz R
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} DFGNN_BACKEND=cuda
-export DFGNN_GRAPH_TOOL_DIR=.gpu/graph-tool DFGNN_DATA_DIR=.gpu
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee /tmp/o/device.txt
 echo "== gpu-call done at $(($(date +%s) - start)) s"
 cp /tmp/o/*.txt $OUT/
 scripts/ab.sh -b $(( 110 - ($(date +%s) - start) )) 'H=/tmp/t/H' 'R=/tmp/t/R' >> /tmp/o/ab.txt <<'CASES'
