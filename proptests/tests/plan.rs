@@ -544,6 +544,97 @@ fn short_rows_are_packed_one_per_team() {
     assert_eq!((f.whole.clone(), f.lead, f.packed), (Some(vec![4, 0, 2, 3, 5]), 1, 4));
 }
 
+/// Team layouts: `t` teams of `EW = 32 / t` lanes; each head on the most lanes `G` (a power of two
+/// up to `min(next_pow2(Fv), 32)`) with `next_pow2(H·G) ≤ EW`, and `SPH = next_pow2(Fv) / G`
+/// slots; the variant of the fewest slots (at least `SPH`) compiled for the pass; heads per pass
+/// `(slots / SPH)·(EW / G)`.
+#[test]
+fn team_layouts_follow_the_documented_rules() {
+    use dfgnn::plan::team_layout;
+    let at = |h, f, t, passes| team_layout(gt::VARIANTS, h, f, if f % 4 == 0 { 4 } else { 1 }, t, passes);
+    let fwd = |h, f, t| at(h, f, t, Passes::Forward).as_ref().map(summary);
+    // 1×128, F4: Fv = 32. Two teams: G = 16, SPH = 2, 2 slots. Four: G = 8, SPH = 4. Eight: G = 4,
+    // SPH = 8: a forward of 8 slots, no backward (it stops at 4).
+    assert_eq!(fwd(1, 128, 2), Some((4, 2, 16, 2, 1)));
+    assert_eq!(fwd(1, 128, 4), Some((4, 4, 8, 4, 1)));
+    assert_eq!(fwd(1, 128, 8), Some((4, 8, 4, 8, 1)));
+    assert!(at(1, 128, 8, Passes::Backward).is_none());
+    assert_eq!(at(1, 128, 2, Passes::Backward).as_ref().map(summary), Some((4, 2, 16, 2, 1)));
+    // 2×64: Fv = 16, EW = 16: G = 16 gives 32 lanes, G = 8 fits; SPH = 2.
+    assert_eq!(fwd(2, 64, 2), Some((4, 2, 8, 2, 1)));
+    // 3×7, scalar loads: Fv = 7 → 8, EW = 16: G = 8 gives next_pow2(24) = 32, G = 4 gives 16; SPH = 2.
+    assert_eq!(fwd(3, 7, 2), Some((1, 2, 4, 2, 1)));
+    // 16×4: Fv = 1, G = 1, 16 heads in 16 lanes of one slot.
+    assert_eq!(fwd(16, 4, 2), Some((4, 1, 1, 2, 1)));
+    // 32×4 does not fit 16 lanes; 3×33 (Fv = 33 → 64) would need G = 4 and 16 slots.
+    assert!(fwd(32, 4, 2).is_none() && fwd(3, 33, 2).is_none());
+    // Teams must be a power of two up to 32.
+    assert!(fwd(1, 128, 3).is_none() && fwd(1, 4, 64).is_none());
+    // The lanes of a layout cover every feature of every head exactly once per edge.
+    for (h, f, t) in [(1, 128, 2), (1, 128, 4), (2, 64, 2), (3, 7, 2), (16, 4, 2)] {
+        let l = at(h, f, t, Passes::Forward).unwrap();
+        let vectors = f / l.width;
+        let mut seen = vec![0u32; (h * vectors) as usize];
+        for pass in 0..l.passes {
+            let head0 = pass * l.map.heads_per_pass();
+            for lane in 0..l.map.edge_lanes() {
+                for s in 0..l.slots {
+                    let slot = l.map.slot(s, lane, head0, h, vectors);
+                    if slot.active {
+                        seen[(slot.head * vectors + slot.vector) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{h}x{f}, {t} teams: {seen:?}");
+    }
+}
+
+#[test]
+fn auto_takes_a_team_layout_where_most_rows_are_short_and_many() {
+    let layouts = |g: &Csr, heads, feat, options: &PlanOptions| {
+        let p = Shape::of(g).plan(heads, feat, options);
+        let pass = |x: &Result<dfgnn::plan::PassPlan, String>| {
+            let x = x.as_ref().unwrap();
+            (summary(&x.layout), x.rows.packed)
+        };
+        (pass(&p.forward), pass(&p.backward_rows), pass(&p.backward_cols))
+    };
+    let default = PlanOptions::default();
+    // 10,000 rows of 2 edges (more than a wave of 132 × 64 warps, all short: at most 4 · 2 edges
+    // forward, 2 · 2 backward), 1×128: every pass takes two teams of 16 lanes and packs every row.
+    let team = ((4, 2, 16, 2, 1), 10000);
+    assert_eq!(layouts(&regular(10000, 2), 1, 128, &default), (team, team, team));
+    // Rows of 5 edges: the forward still packs them (fewer than 9), the backward's passes (fewer
+    // than 5) keep the default layout: one team of 32 lanes, nothing packed.
+    let one = ((4, 1, 32, 1, 1), 0);
+    assert_eq!(layouts(&regular(10000, 5), 1, 128, &default), (team, one, one));
+    // 4,000 short rows are less than a wave: the default layout everywhere.
+    assert_eq!(layouts(&regular(4000, 2), 1, 128, &default), (one, one, one));
+    // Never with `teams = 1`; forced with 2 even where packing does not pay (no row packed).
+    let never = PlanOptions { teams: Some(1), ..PlanOptions::default() };
+    assert_eq!(layouts(&regular(10000, 2), 1, 128, &never), (one, one, one));
+    let forced = PlanOptions { teams: Some(2), ..PlanOptions::default() };
+    let unpacked = ((4, 2, 16, 2, 1), 0);
+    assert_eq!(layouts(&regular(4000, 2), 1, 128, &forced), (unpacked, unpacked, unpacked));
+    // 4×64 would take 4 slots (G = 4), a variant without packed kernels: `auto` keeps the default
+    // (one slot, two passes over the heads).
+    let two_passes = ((4, 1, 16, 1, 2), 0);
+    assert_eq!(layouts(&regular(10000, 2), 4, 64, &default), (two_passes, two_passes, two_passes));
+    // `row_group`'s forward keeps its layout; its backward passes take the team layout.
+    let group = PlanOptions { schedule: Schedule::RowGroup, ..PlanOptions::default() };
+    let (f, b, c) = layouts(&regular(10000, 2), 1, 128, &group);
+    assert_eq!((f.0, b, c), ((4, 1, 32, 1, 1), team, team));
+    // Teams that are not a power of two up to 32 are refused.
+    let g = Shape::of(&regular(16, 2));
+    let shape =
+        GraphShape { row_offsets: &g.rows, col_offsets: &g.cols, row_min_col: &g.min_col, row_max_col: &g.max_col };
+    for t in [0, 3, 64] {
+        let bad = PlanOptions { teams: Some(t), ..PlanOptions::default() };
+        assert!(plan(gt::VARIANTS, &shape, 1, 128, &DeviceLimits::h200(), &bad).is_err(), "{t} teams");
+    }
+}
+
 impl Shape {
     /// The tiles of a model whose tiles do not restate their maxima (GAT's rule, with both kernels).
     fn tiles(&self, options: &PlanOptions, device: &DeviceLimits) -> dfgnn::Result<Plan> {
