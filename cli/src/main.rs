@@ -259,11 +259,6 @@ struct BenchArgs {
     /// planner decides, rows of at most one warp step when a warp has several teams).
     #[arg(long)]
     team_rows_below: Option<u64>,
-    /// Teams per warp of a team layout for the fused passes (heads on fewer lanes with more
-    /// slots, so that a warp takes several short rows at once; 1: never; default: the planner
-    /// decides).
-    #[arg(long)]
-    teams: Option<u32>,
     /// The forward over tiles: `off`, `dense` (GT and AGNN) or `edges` (every model); default: the
     /// planner decides, under `auto` only.
     #[arg(long)]
@@ -504,7 +499,6 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             units_per_block: args.units_per_block,
             group_staging: args.group_staging,
             team_rows_below: args.team_rows_below,
-            teams: args.teams,
             tiles: args.tiles.as_deref().map(str::parse).transpose()?,
             positive_part: args.positive_part,
             ..Default::default()

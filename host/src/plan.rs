@@ -129,13 +129,8 @@ pub struct PlanOptions {
     /// lane map has teams, one row per team, instead of spreading one row's edges over its teams
     /// (`Some(0)`: none; at most 2^32, the planner's cap). By default: the rows of at most one
     /// warp step (`step · teams` edges) when the lane map has several teams, none otherwise.
-    /// Only variants with packed kernels pack; packed rows take a launch of their own.
+    /// Only variants with packed kernels (one slot) pack; packed rows take a launch of their own.
     pub team_rows_below: Option<u64>,
-    /// Teams per warp of a **team layout** ([`team_layout`]) for the fused passes: `Some(t)`
-    /// takes the layout of `t` teams wherever it has more teams than the pass's default one and
-    /// a compiled variant holds it (the planner says where it does not), `Some(1)` never takes
-    /// one, `None` lets the planner decide ([`team_layout_pays`]).
-    pub teams: Option<u32>,
     /// The forward over tiles ([`plan_tiles`]): `Some(TileChoice::Dense)` or
     /// `Some(TileChoice::Edges)` forces that kernel (an error when the graph does not tile for
     /// it), `Some(TileChoice::Off)` forbids tiles, `None` lets the planner decide (`auto` only).
@@ -337,63 +332,6 @@ pub fn lane_layout<V: CompiledVariant>(
         what: format!("lane map of {head_lanes} head lanes, {sph} slots per head, {edge_lanes} edge lanes"),
     })?;
     Ok(LaneLayout { variant: index, width, slots, map, passes: heads.div_ceil(heads_per_pass) })
-}
-
-/// Level 2 with `teams` teams per warp (a power of two, at most 32): every head of an edge side
-/// by side in `32 / teams` lanes, each head on the most lanes that leaves room for all of them
-/// and the slots that makes up (`SPH = pow2ceil(Fv) / G`), in the compiled variant of the fewest
-/// slots (at least `SPH`) for `passes`. `None` when the heads do not fit in a team's lanes or no
-/// variant holds the slots. A **team layout** trades registers (more slots per lane) for edges
-/// per warp step: where the default layout's heads fill the warp (1×128 with 16-byte loads: 32
-/// lanes of one slot), two teams of 16 lanes of two slots take two short rows at once, packed.
-pub fn team_layout<V: CompiledVariant>(
-    table: &[V],
-    heads: u32,
-    feat: u32,
-    width: u32,
-    teams: u32,
-    passes: Passes,
-) -> Option<LaneLayout> {
-    if heads == 0 || feat == 0 || width == 0 || !feat.is_multiple_of(width) {
-        return None;
-    }
-    if !teams.is_power_of_two() || teams > WARP_SIZE {
-        return None;
-    }
-    let vectors = (feat / width).next_power_of_two();
-    let edge_lanes = WARP_SIZE / teams;
-    let fits = |head_lanes: u32| (heads as u64 * head_lanes as u64).next_power_of_two() <= edge_lanes as u64;
-    let head_lanes = (0..=5).map(|k| vectors.min(WARP_SIZE) >> k).find(|&g| g >= 1 && fits(g))?;
-    let sph = vectors / head_lanes;
-    let compiled = compiled_slots(table, width, passes);
-    let (index, slots) = table
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i, v.slots()))
-        .filter(|&(i, s)| table[i].width() == width && compiled.contains(&s) && s >= sph)
-        .min_by_key(|&(_, s)| s)?;
-    let heads_per_pass = (slots / sph) * (edge_lanes / head_lanes);
-    let map = LaneMap::new(head_lanes, sph, edge_lanes, heads_per_pass)?;
-    Some(LaneLayout { variant: index, width, slots, map, passes: heads.div_ceil(heads_per_pass) })
-}
-
-/// Whether `auto` takes a team layout of `teams` teams for a pass over rows with `offsets`: when
-/// its variant has packed kernels and more than half of the rows, and more than one wave of
-/// warps, would be packed under it (rows of at most one step per team).
-pub fn team_layout_pays<V: CompiledVariant>(
-    table: &[V],
-    layout: &LaneLayout,
-    offsets: &[u64],
-    passes: Passes,
-    multiprocessors: u32,
-) -> bool {
-    let Some(variant) = table.get(layout.variant).filter(|v| v.has_packed()) else {
-        return false;
-    };
-    let below = variant.step(passes) as u64 * layout.map.teams() as u64 + 1;
-    let rows = offsets.len().saturating_sub(1) as u64;
-    let short = offsets.windows(2).filter(|w| w[1] - w[0] < below).count() as u64;
-    packing_pays(short, multiprocessors) && 2 * short > rows
 }
 
 /// Which rows (or columns) a pass covers whole, and which it splits.
@@ -793,9 +731,6 @@ pub fn plan<V: CompiledVariant>(
     if options.max_slots == Some(0) {
         return Err(Error::Unsupported { what: "at most 0 register slots per lane".to_string() });
     }
-    if let Some(t) = options.teams.filter(|t| !t.is_power_of_two() || *t > WARP_SIZE) {
-        return Err(Error::Unsupported { what: format!("{t} teams per warp (a power of two, 1 to {WARP_SIZE})") });
-    }
     let mut reasons = Vec::new();
     let max_degree = |offsets: &[u64]| offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let edges = row_offsets.last().copied().unwrap_or(0);
@@ -973,47 +908,8 @@ pub fn plan<V: CompiledVariant>(
         }
         Ok::<_, Error>(rows)
     };
-    // A pass's team layout, where it is forced or pays (never `row_group`'s forward: its groups
-    // take their rows' edges, not packed rows).
-    let with_teams = |reasons: &mut Vec<String>, name: &str, layout: LaneLayout, offsets: &[u64], passes: Passes| {
-        let teams = layout.map.teams();
-        let wanted = match options.teams {
-            Some(t) if t <= teams => return layout,
-            Some(t) => t,
-            None if teams == 1 => 2,
-            None => return layout,
-        };
-        let Some(team) = team_layout(variants, heads, feat, width, wanted, passes) else {
-            if options.teams.is_some() {
-                reasons.push(format!(
-                    "{name}: no team layout of {wanted} teams ({heads} heads of {feat} features do not fit in {} lanes, or no {passes:?} variant of {width}-float loads has the slots)",
-                    WARP_SIZE / wanted
-                ));
-            }
-            return layout;
-        };
-        let pays =
-            options.teams.is_some() || team_layout_pays(variants, &team, offsets, passes, device.multiprocessors);
-        if !pays {
-            return layout;
-        }
-        reasons.push(format!(
-            "{name}: team layout ({}): {} teams of {} lanes, each head on {} lanes of {} slots",
-            if options.teams.is_some() { "forced" } else { "most rows are short and packed two per warp" },
-            team.map.teams(),
-            team.map.edge_lanes(),
-            team.map.head_lanes(),
-            team.map.slots_per_head()
-        ));
-        team
-    };
     let forward = match forward_layout {
         Ok(layout) => {
-            let layout = if schedule == Schedule::RowGroup {
-                layout
-            } else {
-                with_teams(&mut reasons, "forward", layout, row_offsets, Passes::Forward)
-            };
             reasons.push(format!(
                 "level 2: {}-float loads, {} lanes per head, {} slots per lane, {} edge groups per warp, {} pass(es) over the heads",
                 width,
@@ -1033,21 +929,18 @@ pub fn plan<V: CompiledVariant>(
     let backward_split = if schedule == Schedule::RowGroup { Some(threshold) } else { split };
     let backward_rows = match &backward_layout {
         Ok(layout) => {
-            let layout = with_teams(&mut reasons, "backward rows", *layout, row_offsets, Passes::Backward);
-            let rows =
-                pass_rows(&mut reasons, "backward rows", row_offsets, &layout, backward_split, Passes::Backward)?;
+            let rows = pass_rows(&mut reasons, "backward rows", row_offsets, layout, backward_split, Passes::Backward)?;
             let units_per_block = units_for(&mut reasons, "backward rows", backward_threads, row_offsets)?;
-            Ok(PassPlan { layout, rows, block_threads: backward_threads, units_per_block })
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block })
         }
         Err(e) => Err(e.clone()),
     };
     let backward_cols = match &backward_layout {
         Ok(layout) => {
-            let layout = with_teams(&mut reasons, "backward columns", *layout, col_offsets, Passes::Backward);
             let rows =
-                pass_rows(&mut reasons, "backward columns", col_offsets, &layout, backward_split, Passes::Backward)?;
+                pass_rows(&mut reasons, "backward columns", col_offsets, layout, backward_split, Passes::Backward)?;
             let units_per_block = units_for(&mut reasons, "backward columns", backward_threads, col_offsets)?;
-            Ok(PassPlan { layout, rows, block_threads: backward_threads, units_per_block })
+            Ok(PassPlan { layout: *layout, rows, block_threads: backward_threads, units_per_block })
         }
         Err(e) => Err(e.clone()),
     };

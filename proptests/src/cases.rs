@@ -86,7 +86,7 @@ pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
 /// Forced plan options for a schedule, by name: the schedule alone, then with its knobs at the
 /// edges of their ranges (tiny split thresholds and chunks so that chunks and the combine step
 /// run, scalar loads, 2/4/8 slots, 32/64/256/1024 threads per block, 16 rows per block, rows in
-/// natural order, tiny row groups, team layouts of 2 and 4 teams).
+/// natural order, tiny row groups).
 pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
     let base = PlanOptions { schedule, ..PlanOptions::default() };
     let with = |f: fn(&mut PlanOptions)| {
@@ -119,14 +119,6 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
             with(|o| (o.team_rows_below, o.split_threshold, o.chunk_edges) = (Some(u64::MAX), Some(8), Some(5))),
         ),
         ("no row packed", with(|o| o.team_rows_below = Some(0))),
-        ("team layout of 2 teams", with(|o| o.teams = Some(2))),
-        (
-            "team layout of 4 teams, every whole row packed, split>8 chunks of 5",
-            with(|o| {
-                (o.teams, o.team_rows_below, o.split_threshold, o.chunk_edges) =
-                    (Some(4), Some(u64::MAX), Some(8), Some(5))
-            }),
-        ),
     ]
 }
 
@@ -201,7 +193,7 @@ pub fn shape() -> impl Strategy<Value = (u32, u32)> {
 /// Any plan options that must run on any graph: every schedule of [`Schedule::ALL`], split
 /// thresholds and chunks from tiny up, slots, load width, block sizes, rows per block, row
 /// order, row-group budgets (never a forced staging, which may legitimately not fit), packed
-/// short rows (none, some, all), team layouts of 1, 2 or 4 teams. Shrinks
+/// short rows (none, some, all). Shrinks
 /// toward the defaults.
 #[allow(clippy::needless_update, reason = "options added to PlanOptions later take their defaults")]
 pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
@@ -214,7 +206,7 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
         (proptest::option::of(select(vec![1u32, 2, 4, 8])), proptest::bool::weighted(0.25), threads, units),
         proptest::bool::weighted(0.3),
         (proptest::option::of(0..4096u32), proptest::option::of(1..8u32), proptest::option::of(Just(false))),
-        (proptest::option::of(select(vec![0u64, 1, 3, 9, u64::MAX])), proptest::option::of(select(vec![1u32, 2, 4]))),
+        proptest::option::of(select(vec![0u64, 1, 3, 9, u64::MAX])),
     )
         .prop_map(
             |(
@@ -222,7 +214,7 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
                 (max_slots, scalar_loads, block_threads, units),
                 natural_row_order,
                 (group_shared_bytes, group_rows, group_staging),
-                (team_rows_below, teams),
+                team_rows_below,
             )| {
                 let warps = block_threads.unwrap_or(dfgnn::plan::DEFAULT_BLOCK_THREADS) / 32;
                 PlanOptions {
@@ -238,7 +230,6 @@ pub fn plan_options() -> impl Strategy<Value = PlanOptions> {
                     group_rows,
                     group_staging,
                     team_rows_below,
-                    teams,
                     ..PlanOptions::default()
                 }
             },

@@ -134,30 +134,6 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
-        fn gt_team_layouts() {
-            $crate::suite::team_layouts(&$backend, $crate::suite::Model::Gt);
-        }
-
-        #[test]
-        $(#[$attr])*
-        fn agnn_team_layouts() {
-            $crate::suite::team_layouts(&$backend, $crate::suite::Model::Agnn);
-        }
-
-        #[test]
-        $(#[$attr])*
-        fn gat_team_layouts() {
-            $crate::suite::team_layouts(&$backend, $crate::suite::Model::Gat);
-        }
-
-        #[test]
-        $(#[$attr])*
-        fn gatv2_team_layouts() {
-            $crate::suite::team_layouts(&$backend, $crate::suite::Model::GatV2);
-        }
-
-        #[test]
-        $(#[$attr])*
         fn gt_tiles() {
             $crate::suite::tiles(&$backend, $crate::suite::Model::Gt);
         }

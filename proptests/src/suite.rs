@@ -4,9 +4,8 @@
 
 use std::time::Instant;
 
-use dfgnn::plan::{LaneLayout, Passes, TileKernel, team_layout};
+use dfgnn::plan::TileKernel;
 use dfgnn::{Backend, Error, PlanOptions, Schedule, TileChoice};
-use dfgnn_device::kernels::gt;
 use dfgnn_graphs::Csr;
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
@@ -78,40 +77,20 @@ fn honoured(report: &Report, options: &PlanOptions, graph: &Csr) -> Result<(), S
         return Err(format!("{}\n{plan}a row of {heaviest} edges is not split at threshold {t}", report.context));
     }
     // Packing forced on every whole row takes all of them but the lead (the long rows before
-    // the chunks) where the variant has packed kernels (every model's table has them in the same
-    // rows: GT's tells); forced off, none.
-    let packable = |layout: &LaneLayout| gt::VARIANTS.get(layout.variant).is_some_and(|v| v.packed.is_some());
+    // the chunks) where the variant has packed kernels (one slot, in GT's and GAT's tables);
+    // forced off, none.
     if plan.schedule.is_fused()
         && let (Some(below), Ok(fwd)) = (options.team_rows_below, &plan.forward)
     {
         let rows = &fwd.rows;
         let want = match below {
             0 => 0,
-            _ if !packable(&fwd.layout) => 0,
+            _ if fwd.layout.slots != 1 => 0,
             u64::MAX => rows.whole_count - rows.lead,
             _ => rows.packed,
         };
         if rows.packed != want {
             return Err(format!("{}\n{plan}{} rows packed, expected {want}", report.context, rows.packed));
-        }
-    }
-    // A forced team layout is taken by every fused pass where one exists with more teams than
-    // the pass's default layout (never by `row_group`'s forward).
-    if plan.schedule.is_fused()
-        && let Some(teams) = options.teams
-    {
-        let passes = [
-            (&plan.forward, Passes::Forward, plan.schedule != Schedule::RowGroup),
-            (&plan.backward_rows, Passes::Backward, true),
-            (&plan.backward_cols, Passes::Backward, true),
-        ];
-        for (pass, passes, applies) in passes {
-            let Ok(pass) = pass else { continue };
-            let (width, taken) = (pass.layout.width, pass.layout.map.teams());
-            let exists = team_layout(gt::VARIANTS, plan.heads, plan.feat, width, teams, passes).is_some();
-            if applies && exists && taken < teams {
-                return Err(format!("{}\n{plan}{passes:?} pass of {taken} teams, {teams} forced", report.context));
-            }
         }
     }
     Ok(())
@@ -286,50 +265,6 @@ pub fn forced_options_on_every_schedule(backend: &Backend, model: Model) {
             for (h, f) in FORCED_SHAPES {
                 let result = model.check(backend, &g, h, f, &options, 77).and_then(|r| honoured(&r, &options, &g));
                 tally.record(result);
-            }
-        }
-    }
-    tally.finish();
-}
-
-/// Team layouts ([`dfgnn::plan::team_layout`]) on every model: two teams at 1 × 128, 2 × 64 and
-/// 3 × 32 (two slots, packed kernels) and four at 1 × 64 (two slots) and 1 × 128 (four slots, no
-/// packed kernels), every whole row packed where the variant can or none, with split rows, on the
-/// sweep graph (a hub, empty rows, self loops, duplicates) and a batch of molecules; GAT also
-/// with its positive part forced. Each plan must have taken the team layout ([`honoured`]).
-pub fn team_layouts(backend: &Backend, model: Model) {
-    let mut tally =
-        Tally::new(model.pick(["gt_team_layouts", "agnn_team_layouts", "gat_team_layouts", "gatv2_team_layouts"]));
-    let base = |teams| PlanOptions { teams: Some(teams), ..PlanOptions::default() };
-    let mut options = vec![
-        PlanOptions { team_rows_below: Some(u64::MAX), ..base(2) },
-        PlanOptions { team_rows_below: Some(0), ..base(2) },
-        PlanOptions {
-            schedule: Schedule::RowSplit,
-            split_threshold: Some(8),
-            chunk_edges: Some(5),
-            team_rows_below: Some(u64::MAX),
-            ..base(2)
-        },
-        PlanOptions { team_rows_below: Some(u64::MAX), ..base(4) },
-    ];
-    if model == Model::Gat {
-        options.push(PlanOptions { positive_part: Some(true), team_rows_below: Some(u64::MAX), ..base(2) });
-    }
-    let shapes = [(1, 128, 2), (2, 64, 2), (3, 32, 2), (1, 64, 4), (1, 128, 4)];
-    for (name, g) in [("sweep", sweep_graph()), ("molecules", crate::cases::molecules())] {
-        for o in &options {
-            for (h, f, teams) in shapes.into_iter().filter(|s| o.teams == Some(s.2)) {
-                let result = model.check(backend, &g, h, f, o, 41).and_then(|r| {
-                    honoured(&r, o, &g)?;
-                    let teams_taken = r.plan.backward_rows.as_ref().map_or(0, |p| p.layout.map.teams());
-                    if teams_taken == teams {
-                        Ok(())
-                    } else {
-                        Err(format!("{}\n{}backward rows of {teams_taken} teams, {teams} forced", r.context, r.plan))
-                    }
-                });
-                tally.record(result.map_err(|e| format!("`{name}`: {e}")));
             }
         }
     }

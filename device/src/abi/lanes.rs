@@ -2,11 +2,9 @@
 //! the [`LaneMap`] the host planner builds and every fused kernel reads.
 //!
 //! A node's features are `H` heads of `F` floats, loaded as `Fv = F / WIDTH` vectors per head.
-//! Each head gets `G` **head lanes** and `SPH` **slots per head** with `G · SPH ≥ Fv`: by default
-//! `G = pow2ceil(Fv)` up to 32, and a head of more than 32 vectors spans `SPH = pow2ceil(Fv) / 32`
-//! register slots of all 32 lanes; a **team layout** gives each head fewer lanes and more slots
-//! (say `G = 16`, `SPH = 2` for 32 vectors), so that the warp has room for several teams. A lane
-//! holds `SLOTS` vectors; in slot `s` it covers
+//! Each head gets `G` **head lanes** (`G = pow2ceil(Fv)` up to 32); when a head needs more than
+//! 32 vectors it spans `SPH = pow2ceil(Fv) / 32` register slots of all 32 lanes. A lane holds
+//! `SLOTS` vectors; in slot `s` it covers
 //!
 //! ```text
 //! head   = head0 + (s / SPH) · (EL / G) + (lane mod EL) / G
@@ -45,13 +43,14 @@ pub struct Slot {
 
 impl LaneMap {
     /// The mapping with `head_lanes` lanes per head (a power of two, 1..=32), `slots_per_head`
-    /// slots per head (a power of two), `edge_lanes` lanes per edge (a power of two multiple of
-    /// `head_lanes`, at most 32) and `heads_per_pass` heads per pass (at least 1); `None` when
-    /// any of these fails.
+    /// slots per head (a power of two, 1 unless `head_lanes` is 32), `edge_lanes` lanes per edge
+    /// (a power of two multiple of `head_lanes`, at most 32) and `heads_per_pass` heads per pass
+    /// (at least 1); `None` when any of these fails.
     pub const fn new(head_lanes: u32, slots_per_head: u32, edge_lanes: u32, heads_per_pass: u32) -> Option<Self> {
         let ok = head_lanes.is_power_of_two()
             && head_lanes <= WARP
             && slots_per_head.is_power_of_two()
+            && (slots_per_head == 1 || head_lanes == WARP)
             && edge_lanes.is_power_of_two()
             && edge_lanes <= WARP
             && edge_lanes.is_multiple_of(head_lanes)

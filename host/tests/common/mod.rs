@@ -59,8 +59,7 @@ pub fn dropout_cases(heads: u32) -> Vec<(PlanOptions, f32, u64)> {
     let seed = 17 + u64::from(heads);
     let packed = PlanOptions { team_rows_below: Some(17), ..Default::default() };
     let all_packed = PlanOptions { team_rows_below: Some(u64::MAX), ..Default::default() };
-    let team = PlanOptions { teams: Some(2), team_rows_below: Some(u64::MAX), ..Default::default() };
-    let mut cases: Vec<_> = [PlanOptions::default(), split_options(), group_options(), packed, all_packed, team]
+    let mut cases: Vec<_> = [PlanOptions::default(), split_options(), group_options(), packed, all_packed]
         .into_iter()
         .map(|o| (o, 0.3, seed))
         .collect();
@@ -71,17 +70,15 @@ pub fn dropout_cases(heads: u32) -> Vec<(PlanOptions, f32, u64)> {
 }
 
 /// The shapes dropout is checked at (odd H and F, one and several teams per warp: at 1 × 7 the
-/// plans that force packing pack short rows, and at 2 × 64 the team layout of two teams packs
-/// them, which [`assert_packs`] checks).
-pub const DROPOUT_SHAPES: [(u32, u32); 4] = [(1, 7), (3, 33), (4, 64), (2, 64)];
+/// plans that force packing pack short rows, which [`assert_packs`] checks).
+pub const DROPOUT_SHAPES: [(u32, u32); 3] = [(1, 7), (3, 33), (4, 64)];
 
-/// Asserts that at 1 × 7 (or, with a team layout of two teams forced, 2 × 64) on the test graph a
-/// fused plan that forces packing, without split rows or groups, packs rows in its forward and
-/// its backward row pass (so the dropout cases run the packed kernels).
+/// Asserts that at 1 × 7 on the test graph a fused plan that forces packing, without split rows
+/// or groups, packs rows in its forward and its backward row pass (so the dropout cases run the
+/// packed kernels).
 pub fn assert_packs(heads: u32, feat: u32, options: &PlanOptions, plan: &Plan, context: &str) {
     let forced = options.team_rows_below.is_some_and(|n| n > 0);
-    let shape = if options.teams == Some(2) { (2, 64) } else { (1, 7) };
-    if (heads, feat) != shape || !forced || options.schedule != Schedule::Auto || options.split_threshold.is_some() {
+    if (heads, feat) != (1, 7) || !forced || options.schedule != Schedule::Auto || options.split_threshold.is_some() {
         return;
     }
     for (pass, rows) in [("forward", &plan.forward), ("backward rows", &plan.backward_rows)] {

@@ -75,9 +75,7 @@ variants! {
         packed (AGNN_FWD_PACKED_W4_S1 agnn_fwd_packed_w4_s1, AGNN_BWD_ROWS_PACKED_W4_S1 agnn_bwd_rows_packed_w4_s1,
             AGNN_BWD_COLS_PACKED_W4_S1 agnn_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (AGNN_FWD_W4_S2 agnn_fwd_w4_s2, AGNN_GROUP_W4_S2 agnn_group_w4_s2),
-        backward 2 (AGNN_BWD_ROWS_W4_S2 agnn_bwd_rows_w4_s2, AGNN_BWD_COLS_W4_S2 agnn_bwd_cols_w4_s2),
-        packed (AGNN_FWD_PACKED_W4_S2 agnn_fwd_packed_w4_s2, AGNN_BWD_ROWS_PACKED_W4_S2 agnn_bwd_rows_packed_w4_s2,
-            AGNN_BWD_COLS_PACKED_W4_S2 agnn_bwd_cols_packed_w4_s2);
+        backward 2 (AGNN_BWD_ROWS_W4_S2 agnn_bwd_rows_w4_s2, AGNN_BWD_COLS_W4_S2 agnn_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (AGNN_FWD_W4_S4 agnn_fwd_w4_s4, AGNN_GROUP_W4_S4 agnn_group_w4_s4),
         backward 2 (AGNN_BWD_ROWS_W4_S4 agnn_bwd_rows_w4_s4, AGNN_BWD_COLS_W4_S4 agnn_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (AGNN_FWD_W4_S8 agnn_fwd_w4_s8, AGNN_GROUP_W4_S8 agnn_group_w4_s8);

@@ -73,9 +73,8 @@ pub struct Variant<F: 'static, G: 'static, R: 'static, C: 'static> {
     pub group: KernelRef<G>,
     /// The backward passes, where they exist.
     pub backward: Option<Backward<R, C>>,
-    /// The packed entries, where they exist: one-slot variants (small heads leave room for
-    /// several teams) and the two-slot variant of 16-byte loads (a team layout: heads of up to
-    /// 32 vectors on half the lanes, two teams per warp).
+    /// The packed entries, where they exist (one-slot variants: only their lane maps can have
+    /// several teams).
     pub packed: Option<Packed<F, R, C>>,
 }
 

@@ -101,9 +101,7 @@ variants! {
         packed (GAT_FWD_PACKED_W4_S1 gat_fwd_packed_w4_s1, GAT_BWD_ROWS_PACKED_W4_S1 gat_bwd_rows_packed_w4_s1,
             GAT_BWD_COLS_PACKED_W4_S1 gat_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GAT_FWD_W4_S2 gat_fwd_w4_s2, GAT_GROUP_W4_S2 gat_group_w4_s2),
-        backward 2 (GAT_BWD_ROWS_W4_S2 gat_bwd_rows_w4_s2, GAT_BWD_COLS_W4_S2 gat_bwd_cols_w4_s2),
-        packed (GAT_FWD_PACKED_W4_S2 gat_fwd_packed_w4_s2, GAT_BWD_ROWS_PACKED_W4_S2 gat_bwd_rows_packed_w4_s2,
-            GAT_BWD_COLS_PACKED_W4_S2 gat_bwd_cols_packed_w4_s2);
+        backward 2 (GAT_BWD_ROWS_W4_S2 gat_bwd_rows_w4_s2, GAT_BWD_COLS_W4_S2 gat_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GAT_FWD_W4_S4 gat_fwd_w4_s4, GAT_GROUP_W4_S4 gat_group_w4_s4),
         backward 2 (GAT_BWD_ROWS_W4_S4 gat_bwd_rows_w4_s4, GAT_BWD_COLS_W4_S4 gat_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GAT_FWD_W4_S8 gat_fwd_w4_s8, GAT_GROUP_W4_S8 gat_group_w4_s8);

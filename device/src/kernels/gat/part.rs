@@ -98,7 +98,7 @@ part_table! {
     f32, 1, 4, 2: GAT_PART_FWD_W1_S4 gat_part_fwd_w1_s4;
     f32, 1, 8, 1: GAT_PART_FWD_W1_S8 gat_part_fwd_w1_s8;
     F4, 4, 1, 4: GAT_PART_FWD_W4_S1 gat_part_fwd_w4_s1, packed GAT_PART_FWD_PACKED_W4_S1 gat_part_fwd_packed_w4_s1;
-    F4, 4, 2, 4: GAT_PART_FWD_W4_S2 gat_part_fwd_w4_s2, packed GAT_PART_FWD_PACKED_W4_S2 gat_part_fwd_packed_w4_s2;
+    F4, 4, 2, 4: GAT_PART_FWD_W4_S2 gat_part_fwd_w4_s2;
     F4, 4, 4, 2: GAT_PART_FWD_W4_S4 gat_part_fwd_w4_s4;
     F4, 4, 8, 1: GAT_PART_FWD_W4_S8 gat_part_fwd_w4_s8;
 }
@@ -118,8 +118,7 @@ pub mod dropout {
         f32, 1, 8, 1: GAT_DROP_PART_FWD_W1_S8 gat_drop_part_fwd_w1_s8;
         F4, 4, 1, 4: GAT_DROP_PART_FWD_W4_S1 gat_drop_part_fwd_w4_s1,
             packed GAT_DROP_PART_FWD_PACKED_W4_S1 gat_drop_part_fwd_packed_w4_s1;
-        F4, 4, 2, 4: GAT_DROP_PART_FWD_W4_S2 gat_drop_part_fwd_w4_s2,
-            packed GAT_DROP_PART_FWD_PACKED_W4_S2 gat_drop_part_fwd_packed_w4_s2;
+        F4, 4, 2, 4: GAT_DROP_PART_FWD_W4_S2 gat_drop_part_fwd_w4_s2;
         F4, 4, 4, 2: GAT_DROP_PART_FWD_W4_S4 gat_drop_part_fwd_w4_s4;
         F4, 4, 8, 1: GAT_DROP_PART_FWD_W4_S8 gat_drop_part_fwd_w4_s8;
     }

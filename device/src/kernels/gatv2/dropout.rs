@@ -47,9 +47,7 @@ variants! {
         packed (GATV2_DROP_FWD_PACKED_W4_S1 gatv2_drop_fwd_packed_w4_s1, GATV2_DROP_BWD_ROWS_PACKED_W4_S1 gatv2_drop_bwd_rows_packed_w4_s1,
             GATV2_DROP_BWD_COLS_PACKED_W4_S1 gatv2_drop_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GATV2_DROP_FWD_W4_S2 gatv2_drop_fwd_w4_s2, GATV2_DROP_GROUP_W4_S2 gatv2_drop_group_w4_s2),
-        backward 2 (GATV2_DROP_BWD_ROWS_W4_S2 gatv2_drop_bwd_rows_w4_s2, GATV2_DROP_BWD_COLS_W4_S2 gatv2_drop_bwd_cols_w4_s2),
-        packed (GATV2_DROP_FWD_PACKED_W4_S2 gatv2_drop_fwd_packed_w4_s2, GATV2_DROP_BWD_ROWS_PACKED_W4_S2 gatv2_drop_bwd_rows_packed_w4_s2,
-            GATV2_DROP_BWD_COLS_PACKED_W4_S2 gatv2_drop_bwd_cols_packed_w4_s2);
+        backward 2 (GATV2_DROP_BWD_ROWS_W4_S2 gatv2_drop_bwd_rows_w4_s2, GATV2_DROP_BWD_COLS_W4_S2 gatv2_drop_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GATV2_DROP_FWD_W4_S4 gatv2_drop_fwd_w4_s4, GATV2_DROP_GROUP_W4_S4 gatv2_drop_group_w4_s4),
         backward 2 (GATV2_DROP_BWD_ROWS_W4_S4 gatv2_drop_bwd_rows_w4_s4, GATV2_DROP_BWD_COLS_W4_S4 gatv2_drop_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GATV2_DROP_FWD_W4_S8 gatv2_drop_fwd_w4_s8, GATV2_DROP_GROUP_W4_S8 gatv2_drop_group_w4_s8);

@@ -98,9 +98,7 @@ variants! {
         packed (GATV2_FWD_PACKED_W4_S1 gatv2_fwd_packed_w4_s1, GATV2_BWD_ROWS_PACKED_W4_S1 gatv2_bwd_rows_packed_w4_s1,
             GATV2_BWD_COLS_PACKED_W4_S1 gatv2_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GATV2_FWD_W4_S2 gatv2_fwd_w4_s2, GATV2_GROUP_W4_S2 gatv2_group_w4_s2),
-        backward 2 (GATV2_BWD_ROWS_W4_S2 gatv2_bwd_rows_w4_s2, GATV2_BWD_COLS_W4_S2 gatv2_bwd_cols_w4_s2),
-        packed (GATV2_FWD_PACKED_W4_S2 gatv2_fwd_packed_w4_s2, GATV2_BWD_ROWS_PACKED_W4_S2 gatv2_bwd_rows_packed_w4_s2,
-            GATV2_BWD_COLS_PACKED_W4_S2 gatv2_bwd_cols_packed_w4_s2);
+        backward 2 (GATV2_BWD_ROWS_W4_S2 gatv2_bwd_rows_w4_s2, GATV2_BWD_COLS_W4_S2 gatv2_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GATV2_FWD_W4_S4 gatv2_fwd_w4_s4, GATV2_GROUP_W4_S4 gatv2_group_w4_s4),
         backward 2 (GATV2_BWD_ROWS_W4_S4 gatv2_bwd_rows_w4_s4, GATV2_BWD_COLS_W4_S4 gatv2_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GATV2_FWD_W4_S8 gatv2_fwd_w4_s8, GATV2_GROUP_W4_S8 gatv2_group_w4_s8);

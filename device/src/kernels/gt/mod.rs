@@ -99,9 +99,7 @@ variants! {
         packed (GT_FWD_PACKED_W4_S1 gt_fwd_packed_w4_s1, GT_BWD_ROWS_PACKED_W4_S1 gt_bwd_rows_packed_w4_s1,
             GT_BWD_COLS_PACKED_W4_S1 gt_bwd_cols_packed_w4_s1);
     F4, 4, 2: forward 4 (GT_FWD_W4_S2 gt_fwd_w4_s2, GT_GROUP_W4_S2 gt_group_w4_s2),
-        backward 2 (GT_BWD_ROWS_W4_S2 gt_bwd_rows_w4_s2, GT_BWD_COLS_W4_S2 gt_bwd_cols_w4_s2),
-        packed (GT_FWD_PACKED_W4_S2 gt_fwd_packed_w4_s2, GT_BWD_ROWS_PACKED_W4_S2 gt_bwd_rows_packed_w4_s2,
-            GT_BWD_COLS_PACKED_W4_S2 gt_bwd_cols_packed_w4_s2);
+        backward 2 (GT_BWD_ROWS_W4_S2 gt_bwd_rows_w4_s2, GT_BWD_COLS_W4_S2 gt_bwd_cols_w4_s2);
     F4, 4, 4: forward 2 (GT_FWD_W4_S4 gt_fwd_w4_s4, GT_GROUP_W4_S4 gt_group_w4_s4),
         backward 2 (GT_BWD_ROWS_W4_S4 gt_bwd_rows_w4_s4, GT_BWD_COLS_W4_S4 gt_bwd_cols_w4_s4);
     F4, 4, 8: forward 1 (GT_FWD_W4_S8 gt_fwd_w4_s8, GT_GROUP_W4_S8 gt_group_w4_s8);
