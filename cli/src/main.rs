@@ -267,6 +267,10 @@ struct BenchArgs {
     /// backward's row pass gathers nothing (true/false; default: it does).
     #[arg(long)]
     positive_part: Option<bool>,
+    /// After a fused forward, run the unfused backward instead of the fused passes (true/false;
+    /// default: the planner decides; with dropout the fused passes run whatever this says).
+    #[arg(long)]
+    unfused_backward: Option<bool>,
     /// Attention dropout's probability (GT, GAT, GATv2; 0: none): the forwards and backwards are
     /// timed with the mask, as in training (a fixed seed).
     #[arg(long, default_value_t = 0.0)]
@@ -501,6 +505,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             team_rows_below: args.team_rows_below,
             tiles: args.tiles.as_deref().map(str::parse).transpose()?,
             positive_part: args.positive_part,
+            unfused_backward: args.unfused_backward,
             ..Default::default()
         },
         dropout: args.dropout,

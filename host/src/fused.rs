@@ -189,11 +189,17 @@ pub(crate) type BackwardKernels<'a, R, C> = (&'a DevicePass, PassKernel<R>, &'a 
 impl<'g, 'b> Fused<'g, 'b> {
     /// The backward's two fused passes and their kernels, with `variant` giving a pass's row of
     /// the model's table (the dropout table when dropout is on); `None` when the plan has no
-    /// fused backward or the variants compile none (the baselines run it then).
+    /// fused backward, when it runs the unfused one ([`Plan::unfused_backward`], which a backward
+    /// with `dropout` overrides: the unfused kernels have none), or when the variants compile
+    /// none (the baselines run it then).
     pub(crate) fn backward_kernels<F: 'static, G: 'static, R: 'static, C: 'static>(
         &self,
+        dropout: &DropoutParams,
         variant: impl Fn(&DevicePass) -> Result<&'static Variant<F, G, R, C>>,
     ) -> Result<Option<BackwardKernels<'_, R, C>>> {
+        if self.plan.unfused_backward && dropout.threshold == 0 {
+            return Ok(None);
+        }
         let (Some(rows), Some(cols)) = (&self.backward_rows, &self.backward_cols) else { return Ok(None) };
         Ok(match (variant(rows)?, variant(cols)?) {
             (

@@ -336,7 +336,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let (heads, feat) = (f.plan.heads, f.plan.feat);
         let backend = self.backend();
         let hf = heads as usize * feat as usize;
-        let fused = f.backward_kernels(|pass| Self::variant(pass, &fwd.dropout))?;
+        let fused = f.backward_kernels(&fwd.dropout, |pass| Self::variant(pass, &fwd.dropout))?;
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused.filter(|_| !fwd.stats.is_empty()) else {
             return self.baseline_backward(fwd, d_out);
         };

@@ -370,7 +370,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
-        let fused = self.fused.backward_kernels(|pass| self.variant(pass, &fwd.dropout))?;
+        let fused = self.fused.backward_kernels(&fwd.dropout, |pass| self.variant(pass, &fwd.dropout))?;
         let fused = fused.filter(|_| !fwd.stats.is_empty());
         let k = keys(fused.is_some())?;
         self.check_keys("gt backward", k.len(), g.num_src(), fused.is_some())?;

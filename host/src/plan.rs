@@ -140,6 +140,11 @@ pub struct PlanOptions {
     /// the schedules that have it), `Some(false)` forbids it (the row pass gathers the features
     /// again), `None` lets the planner decide.
     pub positive_part: Option<bool>,
+    /// Whether a fused schedule's backward runs the unfused kernels instead of its fused passes
+    /// (after the fused forward; [`Plan::unfused_backward`]): `Some(true)` forces it; `None`
+    /// and `Some(false)` keep the fused passes. A backward with attention dropout always runs the
+    /// fused passes (the unfused kernels have none).
+    pub unfused_backward: Option<bool>,
 }
 
 /// What [`PlanOptions::tiles`] forces.
@@ -413,6 +418,10 @@ pub struct Plan {
     /// GAT: whether a forward for training also sums each row's positive part, so that the
     /// backward's row pass gathers nothing ([`plan_positive_part`]; `false` for the other models).
     pub positive_part: bool,
+    /// Whether the backward after this fused schedule's forward runs the unfused kernels (per-edge
+    /// scores and weights in memory, then SpMMs) instead of its fused passes, which it keeps for a
+    /// backward with dropout ([`PlanOptions::unfused_backward`]).
+    pub unfused_backward: bool,
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
 }
@@ -947,6 +956,10 @@ pub fn plan<V: CompiledVariant>(
     if schedule.is_fused() && backward_layout.is_err() {
         reasons.push("backward: unfused (the fused backward cannot hold this shape)".to_string());
     }
+    let unfused_backward = schedule.is_fused() && backward_layout.is_ok() && options.unfused_backward == Some(true);
+    if unfused_backward {
+        reasons.push("backward: unfused, forced (the fused passes only with dropout)".to_string());
+    }
     Ok(Plan {
         schedule,
         heads,
@@ -958,6 +971,7 @@ pub fn plan<V: CompiledVariant>(
         tiles: None,
         column_tiles: None,
         positive_part: false,
+        unfused_backward,
         reasons,
     })
 }

@@ -55,6 +55,7 @@ fn spread(backend: &Backend) {
     let shapes = [(1, 1), (1, 7), (2, 3), (1, 32), (3, 33), (4, 64), (8, 16), (2, 100), (1, 128), (2, 256), (8, 64)];
     for (h, f) in shapes {
         check(backend, h, f, PlanOptions::default());
+        check(backend, h, f, PlanOptions { unfused_backward: Some(true), ..Default::default() });
         let split = PlanOptions {
             schedule: Schedule::RowSplit,
             split_threshold: Some(16),

@@ -160,6 +160,7 @@ fn spread(backend: &Backend) {
         for positive_part in [false, true] {
             check(backend, h, f, PlanOptions { positive_part: Some(positive_part), ..Default::default() }, f % 2 == 1);
         }
+        check(backend, h, f, PlanOptions { unfused_backward: Some(true), ..Default::default() }, f % 2 == 0);
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {

@@ -67,6 +67,7 @@ fn spread(backend: &Backend) {
             check(backend, h, f, 40, PlanOptions { schedule, ..Default::default() });
         }
         check(backend, h, f, 40, common::group_options());
+        check(backend, h, f, 40, PlanOptions { unfused_backward: Some(true), ..Default::default() });
     }
     for (h, f) in [(8, 64), (3, 33)] {
         for max_slots in [2, 4, 8] {

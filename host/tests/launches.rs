@@ -195,3 +195,42 @@ fn gat_part_adds_no_launch() {
     assert_eq!(inference, 3);
     assert_eq!(training, inference);
 }
+
+/// A forced unfused backward after a fused forward launches what the `unfused` schedule's
+/// backward does (not the fused passes), for GT and GAT; with dropout it keeps the fused passes
+/// (the unfused kernels have no dropout), launching what the plan without the option does.
+#[test]
+fn a_forced_unfused_backward_runs_the_unfused_kernels_but_with_dropout() {
+    let backend = Backend::emulator();
+    let g = graph();
+    let dg = DeviceGraph::new(&backend, &g).unwrap();
+    let (heads, feat) = (2, 8);
+    let n = g.num_dst() * (heads * feat) as usize;
+    let x = backend.upload(&vec![0.5f32; n]).unwrap();
+    let a = backend.upload(&vec![0.25f32; (heads * feat) as usize]).unwrap();
+    let fused = PlanOptions { schedule: Schedule::RowTiled, ..PlanOptions::default() };
+    let forced = PlanOptions { unfused_backward: Some(true), ..fused.clone() };
+    let unfused = PlanOptions { schedule: Schedule::Unfused, ..PlanOptions::default() };
+    let gt_backward = |plan: &PlanOptions, dropout: f32| {
+        let mut gt = Gt::new(&dg, &GtConfig { heads, feat, scale: None, plan: plan.clone() }).unwrap();
+        gt.set_dropout(dropout, 7).unwrap();
+        let fwd = gt.forward(&x, &x, &x).unwrap();
+        let before = backend.counts();
+        drop(gt.backward(&fwd, &x).unwrap());
+        (backend.counts() - before).launches
+    };
+    let gat_backward = |plan: &PlanOptions, dropout: f32| {
+        let mut gat = Gat::new(&dg, &GatConfig { plan: plan.clone(), ..GatConfig::new(heads, feat) }).unwrap();
+        gat.set_dropout(dropout, 7).unwrap();
+        let fwd = gat.forward(&x, &x, &a, &a).unwrap();
+        let before = backend.counts();
+        drop(gat.backward(&fwd, &x).unwrap());
+        (backend.counts() - before).launches
+    };
+    for (model, backward) in [("gt", &gt_backward as &dyn Fn(&PlanOptions, f32) -> u64), ("gat", &gat_backward)] {
+        let (f, u) = (backward(&fused, 0.0), backward(&unfused, 0.0));
+        assert_ne!(f, u, "{model}: the fused and unfused backwards launch alike, so this test tells nothing");
+        assert_eq!(backward(&forced, 0.0), u, "{model}: the forced unfused backward");
+        assert_eq!(backward(&forced, 0.25), backward(&fused, 0.25), "{model}: with dropout, the fused passes");
+    }
+}

@@ -86,7 +86,7 @@ pub fn cost(edges: usize, heads: u32, feat: u32) -> usize {
 /// Forced plan options for a schedule, by name: the schedule alone, then with its knobs at the
 /// edges of their ranges (tiny split thresholds and chunks so that chunks and the combine step
 /// run, scalar loads, 2/4/8 slots, 32/64/256/1024 threads per block, 16 rows per block, rows in
-/// natural order, tiny row groups).
+/// natural order, tiny row groups, and on the fused schedules the unfused backward forced).
 pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
     let base = PlanOptions { schedule, ..PlanOptions::default() };
     let with = |f: fn(&mut PlanOptions)| {
@@ -119,7 +119,11 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
             with(|o| (o.team_rows_below, o.split_threshold, o.chunk_edges) = (Some(u64::MAX), Some(8), Some(5))),
         ),
         ("no row packed", with(|o| o.team_rows_below = Some(0))),
+        ("unfused backward forced", with(|o| o.unfused_backward = Some(true))),
     ]
+    .into_iter()
+    .filter(|(name, _)| schedule.is_fused() || !name.starts_with("unfused backward"))
+    .collect()
 }
 
 /// GAT's own forced options for a schedule: its forward's positive part forced (with split rows,

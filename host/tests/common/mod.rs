@@ -59,10 +59,13 @@ pub fn dropout_cases(heads: u32) -> Vec<(PlanOptions, f32, u64)> {
     let seed = 17 + u64::from(heads);
     let packed = PlanOptions { team_rows_below: Some(17), ..Default::default() };
     let all_packed = PlanOptions { team_rows_below: Some(u64::MAX), ..Default::default() };
-    let mut cases: Vec<_> = [PlanOptions::default(), split_options(), group_options(), packed, all_packed]
-        .into_iter()
-        .map(|o| (o, 0.3, seed))
-        .collect();
+    // A forced unfused backward keeps the fused passes under dropout.
+    let unfused_backward = PlanOptions { unfused_backward: Some(true), ..Default::default() };
+    let mut cases: Vec<_> =
+        [PlanOptions::default(), split_options(), group_options(), packed, all_packed, unfused_backward]
+            .into_iter()
+            .map(|o| (o, 0.3, seed))
+            .collect();
     for schedule in [Schedule::RowGroup, Schedule::EdgeParallel, Schedule::Unfused] {
         cases.push((PlanOptions { schedule, ..Default::default() }, 0.5, 3));
     }
