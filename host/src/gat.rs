@@ -184,6 +184,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], false))?;
         plan::plan_column_tiles(&mut plan, &graph.csc_shape(), limits, &config.plan);
         plan::plan_positive_part(&mut plan, &shape, &config.plan);
+        plan::plan_gat_backward(&mut plan, &shape, &config.plan);
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, 0)).transpose()?;
         let column_tiles = plan
             .column_tiles

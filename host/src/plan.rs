@@ -141,8 +141,9 @@ pub struct PlanOptions {
     /// again), `None` lets the planner decide.
     pub positive_part: Option<bool>,
     /// Whether a fused schedule's backward runs the unfused kernels instead of its fused passes
-    /// (after the fused forward; [`Plan::unfused_backward`]): `Some(true)` forces it; `None`
-    /// and `Some(false)` keep the fused passes. A backward with attention dropout always runs the
+    /// (after the fused forward; [`Plan::unfused_backward`]): `Some(true)` forces it,
+    /// `Some(false)` forbids it, `None` lets the planner decide (GAT: [`plan_gat_backward`]; the
+    /// other models keep the fused passes). A backward with attention dropout always runs the
     /// fused passes (the unfused kernels have none).
     pub unfused_backward: Option<bool>,
 }
@@ -420,7 +421,7 @@ pub struct Plan {
     pub positive_part: bool,
     /// Whether the backward after this fused schedule's forward runs the unfused kernels (per-edge
     /// scores and weights in memory, then SpMMs) instead of its fused passes, which it keeps for a
-    /// backward with dropout ([`PlanOptions::unfused_backward`]).
+    /// backward with dropout ([`PlanOptions::unfused_backward`], [`plan_gat_backward`]).
     pub unfused_backward: bool,
     /// Why the planner chose what it chose, one line per decision.
     pub reasons: Vec<String>,
@@ -1385,6 +1386,65 @@ pub fn plan_positive_part(plan: &mut Plan, graph: &GraphShape<'_>, options: &Pla
     plan.reasons.push(format!("training forward: {what} the positive part ({why})"));
 }
 
+/// The most edges per row (mean in-degree) at which `auto` runs GAT's backward unfused
+/// ([`plan_gat_backward`]). On rows of a few edges the fused passes spend most of their time on
+/// each row's fixed work (about 430 warp instructions and a chain of dependent loads per row on
+/// mol-16384 1×128, at 40–45 % occupancy: docs/results.md, twenty-first session), which the
+/// unfused kernels, an SDDMM and SpMMs over the edges at 89 % occupancy, do not have.
+/// (H100, GAT ms forward+backward `auto` with the fused backward / with the unfused one after the
+/// same fused forward: mol-16384, 2.0 edges per row, 1×128 1.052 / 0.973, 4×64 2.007 / 1.946;
+/// mol-64K 1×128 3.963 / 3.710; er-1M-d2 1×128 3.233 / 3.045, 4×64 6.215 / 6.097; er-256K-d2
+/// 0.837 / 0.782; er-1M-d4, 4.0 edges per row, 1×128 4.430 / 4.366; docs/results.md,
+/// twenty-second session.)
+pub const MAX_UNFUSED_BACKWARD_DEGREE: u64 = 4;
+/// The least edges for `auto` to run GAT's backward unfused: it launches eight kernels more than
+/// the fused passes and makes four `[E, H]` arrays, fixed costs that small graphs do not repay.
+/// (H100: er-64K-d2, 131,072 edges, 1×128 0.230 / 0.226 ms; mol-4K, 184,612 edges, 0.297 /
+/// 0.288. H200, from the suite's `auto` and `unfused` runs at `e828bab`: on gt-power, 13 k edges,
+/// citeseer, 9 k, and gt-hep-th, 31 k, the unfused backward took 1.5–2.2 times the fused one at 1×128.)
+pub const MIN_UNFUSED_BACKWARD_EDGES: u64 = 1 << 17;
+/// The most heads for `auto` to run GAT's backward unfused: its per-edge arrays grow with the
+/// heads at the same `H·F` (H100, mol-16384 8×32: 2.065 ms fused, 2.153 unfused).
+pub const MAX_UNFUSED_BACKWARD_HEADS: u32 = 4;
+
+/// Whether GAT's backward runs unfused after the fused forward ([`Plan::unfused_backward`]),
+/// under `auto` only and unless [`PlanOptions::unfused_backward`] says: where `auto` split no
+/// row (`row_tiled`: the unfused kernels take each row and column whole, and a hub row of
+/// thousands of edges made them 9 times slower on pl-1M-d3), the backward passes are fused and
+/// the forward saves no positive part, with neither tiles nor more than
+/// [`MAX_UNFUSED_BACKWARD_HEADS`] heads, at least [`MIN_UNFUSED_BACKWARD_EDGES`] edges and at
+/// most [`MAX_UNFUSED_BACKWARD_DEGREE`] per row. A pure function of the graph's size, the plan
+/// and the options; the reasons say why. (A backward with dropout runs the fused passes
+/// whatever the plan says.)
+pub fn plan_gat_backward(plan: &mut Plan, graph: &GraphShape<'_>, options: &PlanOptions) {
+    let auto_tiled = options.schedule == Schedule::Auto && plan.schedule == Schedule::RowTiled;
+    if options.unfused_backward.is_some() || !auto_tiled || plan.backward_rows.is_err() {
+        return;
+    }
+    let rows = graph.row_offsets.len().saturating_sub(1) as u64;
+    let edges = graph.row_offsets.last().copied().unwrap_or(0);
+    let why_fused = if plan.positive_part {
+        Some("the forward saves the positive part".to_string())
+    } else if plan.tiles.is_some() || plan.column_tiles.is_some() {
+        Some("it runs over tiles".to_string())
+    } else if plan.heads > MAX_UNFUSED_BACKWARD_HEADS {
+        Some(format!("{} heads: more than {MAX_UNFUSED_BACKWARD_HEADS}", plan.heads))
+    } else if edges < MIN_UNFUSED_BACKWARD_EDGES {
+        Some(format!("{edges} edges: fewer than {MIN_UNFUSED_BACKWARD_EDGES}"))
+    } else if edges > MAX_UNFUSED_BACKWARD_DEGREE.saturating_mul(rows) {
+        Some(format!("{edges} edges over {rows} rows: more than {MAX_UNFUSED_BACKWARD_DEGREE} per row"))
+    } else {
+        None
+    };
+    plan.unfused_backward = why_fused.is_none();
+    plan.reasons.push(match why_fused {
+        Some(why) => format!("backward: fused ({why})"),
+        None => format!(
+            "backward: unfused after the fused forward ({edges} edges over {rows} rows: at most {MAX_UNFUSED_BACKWARD_DEGREE} per row, none split; at most {MAX_UNFUSED_BACKWARD_HEADS} heads), the fused passes with dropout"
+        ),
+    });
+}
+
 impl Plan {
     /// One line: the schedule and, for the fused ones, the load width, slots and split rows.
     pub fn summary(&self) -> String {
@@ -1412,6 +1472,9 @@ impl Plan {
                 }
                 if p.rows.packed > 0 {
                     parts.push(format!("{} rows packed {} per warp", p.rows.packed, p.layout.map.teams()));
+                }
+                if self.unfused_backward {
+                    parts.push("unfused backward".to_string());
                 }
                 format!("{} ({})", self.schedule, parts.join(", "))
             }

@@ -23,8 +23,9 @@
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
-    CompiledVariant, GraphShape, LaneLayout, MIN_PART_DEGREE, Passes, Plan, PlanOptions, Schedule, TileChoice,
-    TileKernel, lane_layout, plan, plan_column_tiles, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
+    CompiledVariant, GraphShape, LaneLayout, MAX_UNFUSED_BACKWARD_DEGREE, MAX_UNFUSED_BACKWARD_HEADS, MIN_PART_DEGREE,
+    MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, lane_layout, plan,
+    plan_column_tiles, plan_gat_backward, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -824,4 +825,82 @@ fn the_positive_part_is_summed_from_a_mean_degree_on_unless_forced() {
     }
     // The other models' plans never sum it.
     assert!(!at.plan(4, 64, &auto).positive_part);
+}
+
+impl Shape {
+    /// GAT's plan as `Gat::new` makes it (tiles, column tiles, the positive part), then
+    /// [`plan_gat_backward`].
+    fn gat_backward(&self, csc: &Shape, heads: u32, feat: u32, options: &PlanOptions) -> Plan {
+        let device = DeviceLimits::h200();
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        let mut p = plan(gat::VARIANTS, &shape, heads, feat, &device, options).unwrap();
+        plan_tiles(&mut p, &shape, &device, options, (&[TileKernel::Edges], false)).unwrap();
+        let mut p = self.column_tiles_with(p, csc, options, &device);
+        plan_positive_part(&mut p, &shape, options);
+        plan_gat_backward(&mut p, &shape, options);
+        p
+    }
+}
+
+#[test]
+fn gat_backward_runs_unfused_under_auto_on_large_graphs_of_short_rows_and_few_heads() {
+    let auto = PlanOptions::default();
+    let rows = (MIN_UNFUSED_BACKWARD_EDGES / 2) as u32;
+    let case = |g: &Csr, heads: u32, feat: u32, options: &PlanOptions| {
+        Shape::of(g).gat_backward(&Shape::of(&transposed(g)), heads, feat, options)
+    };
+    let reason = |p: &Plan, what: &str| {
+        assert!(p.reasons.iter().any(|r| r.starts_with("backward: ") && r.contains(what)), "{what}: {:?}", p.reasons);
+    };
+    // Rows of 2 edges, 2^17 edges in all, at 1x128 and 4x64: unfused.
+    let short = regular(rows, 2);
+    for (heads, feat) in [(1, 128), (MAX_UNFUSED_BACKWARD_HEADS, 64)] {
+        let p = case(&short, heads, feat, &auto);
+        assert!(p.unfused_backward, "H={heads}: {:?}", p.reasons);
+        reason(&p, "unfused after the fused forward");
+        assert!(p.summary().ends_with("unfused backward)"), "{}", p.summary());
+    }
+    // More heads, fewer edges, longer rows: fused, each for its reason.
+    let p = case(&short, MAX_UNFUSED_BACKWARD_HEADS * 2, 32, &auto);
+    assert!(!p.unfused_backward);
+    reason(&p, "heads: more than");
+    let p = case(&regular(rows - 1, 2), 1, 128, &auto);
+    assert!(!p.unfused_backward);
+    reason(&p, "edges: fewer than");
+    let p = case(&regular(rows, MAX_UNFUSED_BACKWARD_DEGREE as u32 + 1), 1, 128, &auto);
+    assert!(!p.unfused_backward);
+    reason(&p, "per row");
+    // At the degree bound itself: unfused.
+    assert!(case(&regular(rows, MAX_UNFUSED_BACKWARD_DEGREE as u32), 1, 128, &auto).unfused_backward);
+    // A hub row makes auto split rows: the unfused kernels would take it whole, so no decision.
+    let mut adjacency: Vec<Vec<u32>> = (0..rows).map(|i| vec![i, (i + 7) % rows]).collect();
+    adjacency[0] = (0..5000).collect();
+    let hub = Csr::from_rows(rows as usize, &adjacency).unwrap();
+    let p = case(&hub, 1, 128, &auto);
+    assert_eq!(p.schedule, Schedule::RowSplit);
+    assert!(!p.unfused_backward && !p.reasons.iter().any(|r| r.starts_with("backward: ")), "{:?}", p.reasons);
+    // Forced either way, and forced schedules decide nothing by themselves.
+    let on = PlanOptions { unfused_backward: Some(true), ..PlanOptions::default() };
+    let off = PlanOptions { unfused_backward: Some(false), ..PlanOptions::default() };
+    assert!(!case(&short, 1, 128, &off).unfused_backward);
+    let p = case(&regular(rows, 8), 8, 32, &on);
+    assert!(p.unfused_backward);
+    reason(&p, "forced");
+    for schedule in [Schedule::RowTiled, Schedule::RowSplit, Schedule::RowGroup] {
+        let forced = PlanOptions { schedule, ..PlanOptions::default() };
+        assert!(!case(&short, 1, 128, &forced).unfused_backward, "{schedule:?}");
+        let both = PlanOptions { schedule, unfused_backward: Some(true), ..PlanOptions::default() };
+        assert!(case(&short, 1, 128, &both).unfused_backward, "{schedule:?}");
+    }
+    for schedule in [Schedule::Unfused, Schedule::EdgeParallel] {
+        let both = PlanOptions { schedule, unfused_backward: Some(true), ..PlanOptions::default() };
+        assert!(!case(&short, 1, 128, &both).unfused_backward, "{schedule:?}: no fused forward");
+    }
+    // The other models' planner never decides it.
+    assert!(!Shape::of(&short).plan(1, 128, &auto).unfused_backward);
 }
