@@ -1390,7 +1390,7 @@ pub fn plan_positive_part(plan: &mut Plan, graph: &GraphShape<'_>, options: &Pla
 /// ([`plan_gat_backward`]). On rows of a few edges the fused passes spend most of their time on
 /// each row's fixed work (about 430 warp instructions and a chain of dependent loads per row on
 /// mol-16384 1×128, at 40–45 % occupancy: docs/results.md, twenty-first session), which the
-/// unfused kernels, an SDDMM and SpMMs over the edges at 89 % occupancy, do not have.
+/// unfused kernels, an SDDMM (at 89 % occupancy there) and SpMMs over the edges, do not have.
 /// (H100, GAT ms forward+backward `auto` with the fused backward / with the unfused one after the
 /// same fused forward: mol-16384, 2.0 edges per row, 1×128 1.052 / 0.973, 4×64 2.007 / 1.946;
 /// mol-64K 1×128 3.963 / 3.710; er-1M-d2 1×128 3.233 / 3.045, 4×64 6.215 / 6.097; er-256K-d2
