@@ -94,7 +94,7 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
         f(&mut o);
         o
     };
-    vec![
+    let mut cases = vec![
         ("default", base.clone()),
         ("split>3 chunks of 2", with(|o| (o.split_threshold, o.chunk_edges) = (Some(3), Some(2)))),
         ("split>0 chunks of 1", with(|o| (o.split_threshold, o.chunk_edges) = (Some(0), Some(1)))),
@@ -119,11 +119,11 @@ pub fn forced_options(schedule: Schedule) -> Vec<(&'static str, PlanOptions)> {
             with(|o| (o.team_rows_below, o.split_threshold, o.chunk_edges) = (Some(u64::MAX), Some(8), Some(5))),
         ),
         ("no row packed", with(|o| o.team_rows_below = Some(0))),
-        ("unfused backward forced", with(|o| o.unfused_backward = Some(true))),
-    ]
-    .into_iter()
-    .filter(|(name, _)| schedule.is_fused() || !name.starts_with("unfused backward"))
-    .collect()
+    ];
+    if schedule.is_fused() {
+        cases.push(("unfused backward forced", with(|o| o.unfused_backward = Some(true))));
+    }
+    cases
 }
 
 /// GAT's own forced options for a schedule: its forward's positive part forced (with split rows,
