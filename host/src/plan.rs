@@ -446,9 +446,22 @@ pub const RESIDENT_WARPS_PER_SM: u64 = 16;
 /// A split row's chunks hold a quarter of the threshold: a split row then takes at least four
 /// warps, each no longer than a whole row at the threshold.
 pub const CHUNKS_PER_THRESHOLD: u64 = 4;
-/// The least edges per chunk: each chunk costs a partial state and a share of the combine step
-/// (H200, GT 4×64: as-22july06 forward 0.226 ms with chunks of 8 edges, 0.149 with 16).
-pub const MIN_CHUNK_EDGES: u64 = 16;
+/// The least edges per chunk, where the threshold is at least that: each chunk costs a partial
+/// state and a share of the combine step, and below 32 edges that outweighs the shorter chain.
+/// (H200, GT 4×64: as-22july06 forward 0.226 ms with chunks of 8 edges, 0.149 with 16. H100,
+/// as-22july06 at its threshold of 32, chunks of 32 against 16, forward / forward+backward: GT
+/// 4×64 0.089 / 0.262 against 0.098 / 0.282 ms, AGNN 0.099 / 0.284 against 0.113 / 0.316, GAT
+/// 0.077 / 0.223 against 0.094 / 0.248, and as much at 1×128; docs/results.md, twenty-third
+/// session.) Never more than the threshold: Cora (threshold 16) lost with chunks of 32.
+pub const MIN_CHUNK_EDGES: u64 = 32;
+
+/// Edges per chunk of a split row under split threshold `threshold`: a quarter of the threshold
+/// ([`CHUNKS_PER_THRESHOLD`]), at least [`MIN_CHUNK_EDGES`] but not more than the threshold,
+/// and never fewer than [`MIN_SPLIT_THRESHOLD`] (a forced threshold below it still takes chunks
+/// of 16). So thresholds 16, 32, 64, 128 and 2048 take chunks of 16, 32, 32, 32 and 512.
+pub fn chunk_edges(threshold: u64) -> u64 {
+    (threshold / CHUNKS_PER_THRESHOLD).max(MIN_CHUNK_EDGES.min(threshold.max(MIN_SPLIT_THRESHOLD)))
+}
 
 /// The split threshold for a graph of `edges` edges on `multiprocessors` SMs: each resident warp's
 /// fair share of one wave, `E / (SMs · RESIDENT_WARPS_PER_SM)`, rounded down to a power of two and
@@ -755,9 +768,7 @@ pub fn plan<V: CompiledVariant>(
             t
         }
     };
-    let chunk_edges = options
-        .chunk_edges
-        .unwrap_or((threshold / CHUNKS_PER_THRESHOLD).clamp(MIN_CHUNK_EDGES, u32::MAX as u64) as u32);
+    let chunk_edges = options.chunk_edges.unwrap_or(chunk_edges(threshold).min(u32::MAX as u64) as u32);
     if chunk_edges == 0 {
         return Err(Error::Unsupported { what: "chunks of 0 edges".to_string() });
     }

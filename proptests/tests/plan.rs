@@ -13,7 +13,7 @@
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
 //! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
 //!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
-//!   of `chunk_edges = max(threshold / 4, 16)` edges; `Auto` picks `row_split` when a row or column
+//!   of `chunk_edges = max(threshold / 4, min(32, max(threshold, 16)))` edges; `Auto` picks `row_split` when a row or column
 //!   exceeds the threshold plus one chunk, `row_tiled` otherwise (`row_group` only when forced),
 //!   `edge_parallel` when no fused forward holds the shape;
 //! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
@@ -24,8 +24,8 @@
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
     CompiledVariant, GraphShape, LaneLayout, MAX_UNFUSED_BACKWARD_DEGREE, MAX_UNFUSED_BACKWARD_HEADS, MIN_PART_DEGREE,
-    MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, lane_layout, plan,
-    plan_column_tiles, plan_gat_backward, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
+    MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, chunk_edges, lane_layout,
+    plan, plan_column_tiles, plan_gat_backward, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -211,6 +211,23 @@ fn super_node_rows_split_into_chunks() {
     // A threshold at the largest degree splits nothing (rows *above* the threshold split).
     let p = s.plan(1, 7, &PlanOptions { schedule: Schedule::RowSplit, split_threshold: Some(5000), ..defaults });
     assert!(p.forward.as_ref().unwrap().rows.split.is_none(), "{p}");
+}
+
+#[test]
+fn chunks_hold_a_quarter_of_the_threshold_at_least_32_edges_but_never_more_than_the_threshold() {
+    let table = [(0, 16), (8, 16), (16, 16), (32, 32), (64, 32), (128, 32), (256, 64), (2048, 512)];
+    for (threshold, chunk) in table {
+        assert_eq!(chunk_edges(threshold), chunk, "threshold {threshold}");
+    }
+    // as-22july06's shape: 96,872 edges over 132 SMs, threshold 32, so chunks of 32; its hub of
+    // 2,390 edges in ceil(2390 / 32) = 75 chunks.
+    let mut rows: Vec<Vec<u32>> = (0..4000u32).map(|i| (1..=23).map(|k| (i + k) % 4000).collect()).collect();
+    rows[7] = (0..2390u32).map(|k| k % 4000).collect();
+    let g = Csr::from_rows(4000, &rows).unwrap();
+    let s = Shape::of(&g);
+    let p = s.plan(4, 64, &PlanOptions::default());
+    let split = p.forward.as_ref().unwrap().rows.split.clone().expect("the hub is split");
+    assert_eq!((split.chunk_edges, split.rows, split.first_unit), (32, vec![7], vec![0, 75]), "{p}");
 }
 
 #[test]
