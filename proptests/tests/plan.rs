@@ -13,8 +13,9 @@
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
 //! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
 //!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
-//!   of `chunk_edges = max(threshold / 4, min(32, max(threshold, 16)))` edges; `Auto` picks `row_split` when a row or column
-//!   exceeds the threshold plus one chunk, `row_tiled` otherwise (`row_group` only when forced),
+//!   of `chunk_edges = max(threshold / 4, min(32, max(threshold, 16)))` edges; `Auto` picks
+//!   `row_split` when a row or column exceeds the threshold plus one chunk, `row_tiled` otherwise
+//!   (`row_group` only when forced),
 //!   `edge_parallel` when no fused forward holds the shape;
 //! - whole rows go longest first (ties in row order) when the degrees' coefficient of variation
 //!   exceeds 1, unless `natural_row_order`;
@@ -219,8 +220,8 @@ fn chunks_hold_a_quarter_of_the_threshold_at_least_32_edges_but_never_more_than_
     for (threshold, chunk) in table {
         assert_eq!(chunk_edges(threshold), chunk, "threshold {threshold}");
     }
-    // as-22july06's shape: 96,872 edges over 132 SMs, threshold 32, so chunks of 32; its hub of
-    // 2,390 edges in ceil(2390 / 32) = 75 chunks.
+    // A graph of as-22july06's size and hub: 4,000 rows of 23 edges and one of 2,390, 94,367
+    // edges over 132 SMs: threshold 32, so chunks of 32, and the hub in ceil(2390 / 32) = 75.
     let mut rows: Vec<Vec<u32>> = (0..4000u32).map(|i| (1..=23).map(|k| (i + k) % 4000).collect()).collect();
     rows[7] = (0..2390u32).map(|k| k % 4000).collect();
     let g = Csr::from_rows(4000, &rows).unwrap();
