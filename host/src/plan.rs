@@ -456,11 +456,12 @@ pub const CHUNKS_PER_THRESHOLD: u64 = 4;
 pub const MIN_CHUNK_EDGES: u64 = 32;
 
 /// Edges per chunk of a split row under split threshold `threshold`: a quarter of the threshold
-/// ([`CHUNKS_PER_THRESHOLD`]), at least [`MIN_CHUNK_EDGES`] but not more than the threshold,
-/// and never fewer than [`MIN_SPLIT_THRESHOLD`] (a forced threshold below it still takes chunks
-/// of 16). So thresholds 16, 32, 64, 128 and 2048 take chunks of 16, 32, 32, 32 and 512.
+/// ([`CHUNKS_PER_THRESHOLD`]), but at least the threshold itself kept within
+/// [[`MIN_SPLIT_THRESHOLD`], [`MIN_CHUNK_EDGES`]]: so never more than the threshold below 128, and
+/// chunks of 16 under a forced threshold below 16. Thresholds 16, 32, 64, 128 and 2048 take
+/// chunks of 16, 32, 32, 32 and 512.
 pub fn chunk_edges(threshold: u64) -> u64 {
-    (threshold / CHUNKS_PER_THRESHOLD).max(MIN_CHUNK_EDGES.min(threshold.max(MIN_SPLIT_THRESHOLD)))
+    (threshold / CHUNKS_PER_THRESHOLD).max(threshold.clamp(MIN_SPLIT_THRESHOLD, MIN_CHUNK_EDGES))
 }
 
 /// The split threshold for a graph of `edges` edges on `multiprocessors` SMs: each resident warp's

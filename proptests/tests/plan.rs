@@ -13,7 +13,7 @@
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
 //! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
 //!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
-//!   of `chunk_edges = max(threshold / 4, min(32, max(threshold, 16)))` edges; `Auto` picks
+//!   of `chunk_edges = max(threshold / 4, clamp(threshold, 16, 32))` edges; `Auto` picks
 //!   `row_split` when a row or column exceeds the threshold plus one chunk, `row_tiled` otherwise
 //!   (`row_group` only when forced),
 //!   `edge_parallel` when no fused forward holds the shape;
