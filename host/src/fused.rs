@@ -4,12 +4,9 @@
 //! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
-use dfgnn_device::abi::{
-    CombineParams, CombinePart, DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams, SumTarget,
-    Units,
-};
+use dfgnn_device::abi::{DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams, SumTarget, Units};
+use dfgnn_device::kernels::attention::ATTENTION_SUM_COMBINE;
 use dfgnn_device::kernels::attention::variants::Variant;
-use dfgnn_device::kernels::attention::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, KernelRef, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -281,44 +278,11 @@ impl<'g, 'b> Fused<'g, 'b> {
         unsafe { self.graph.backend().launch(kernel, &config, params) }
     }
 
-    /// Merges the forward partials of split rows (`partials`: `[acc, ml]`, then the part's
-    /// `[acc, weight]` when the forward kept one) into `out`, `lse` and `stats`, and the part's
-    /// into `part` (`(out, weight)`, given with its partials), in one launch.
-    pub(crate) fn combine_forward(
-        &self,
-        split: &DeviceSplit,
-        pass: &DevicePass,
-        partials: &[Buffer<f32>],
-        (out, lse, stats): (GSliceMut<f32>, GSliceMut<f32>, GSliceMut<f32>),
-        part: Option<(GSliceMut<f32>, GSliceMut<f32>)>,
-    ) -> Result<()> {
-        let part = match (part, partials.get(2..4)) {
-            (Some((out, weight)), Some([acc, w])) => {
-                CombinePart { partial_acc: acc.view(), partial_weight: w.view(), out, weight }
-            }
-            (None, _) => CombinePart::NONE,
-            (Some(_), _) => {
-                return Err(Error::Unsupported { what: "a part to combine without its partials".to_string() });
-            }
-        };
-        let combine = CombineParams {
-            rows: split.rows.view(),
-            first_unit: split.first_unit.view(),
-            partial_acc: partials[0].view(),
-            partial_ml: partials[1].view(),
-            out,
-            lse,
-            stats,
-            part,
-            heads: self.plan.heads,
-            feat: self.plan.feat,
-            num_rows: split.rows.len() as u32,
-        };
-        // SAFETY: `first_unit` indexes the partials just written (one [H, F], [H, 2] and, with a
-        // part, [H, F] and [H] block per chunk unit); the outputs ([N, H, F], [N, H], [N, H, 2]
-        // and the part's [N, H, F], [N, H]) are distinct from them and from each other; one warp
-        // per (split row, 32 features).
-        unsafe { self.launch_combine(&ATTENTION_FWD_COMBINE, split, pass, self.slices(combine.feat), &combine) }
+    /// The zeroed arrival counts a forward over `pass` gives its split rows' chunks
+    /// ([`dfgnn_device::abi::ForwardOut::arrivals`]: one per chunk unit), or none when it splits
+    /// no row.
+    pub(crate) fn arrivals(&self, pass: &DevicePass) -> Result<Option<Buffer<u32>>> {
+        pass.rows.split.as_ref().map(|split| self.graph.backend().zeros::<u32>(split.units)).transpose()
     }
 
     /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.

@@ -573,6 +573,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             None => (&variant.forward, variant.packed.as_ref().map(|p| &p.forward)),
         };
         let (hf, widths) = (heads as usize * feat as usize, if part.is_some() { 4 } else { 2 });
+        let mut arrivals = f.arrivals(pass)?;
         f.run_pass(
             pass,
             kernel,
@@ -585,6 +586,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
+                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
                 };
                 let part = PartOut {
                     out: part_out_v,
@@ -602,10 +604,8 @@ impl<'g, 'b> Gat<'g, 'b> {
                     slope,
                 }
             },
-            |split, partials| {
-                let part = (partials.len() == 4).then_some((part_out_v, part_weight_v));
-                f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), part)
-            },
+            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
+            |_, _| Ok(()),
         )?;
         Ok(GatForward { part, ..result(out, lse, stats) })
     }

@@ -234,6 +234,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
             // source: xl as the key and as the value).
             unsafe { f.launch_groups(groups, &variant.group, &params)? };
         }
+        let mut arrivals = f.arrivals(pass)?;
         f.run_pass(
             pass,
             &variant.forward,
@@ -246,10 +247,12 @@ impl<'g, 'b> GatV2<'g, 'b> {
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
+                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
                 };
                 GatV2FwdParams { edges: f.edges(pass, Side::Rows, units, dropout), xr, xl, a, dst, slope }
             },
-            |split, partials| f.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), None),
+            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
+            |_, _| Ok(()),
         )?;
         Ok(result(out, lse, stats))
     }

@@ -13,7 +13,7 @@ use dfgnn_device::abi::{
     NormalizeGrads, RowGrads,
 };
 use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
-use dfgnn_device::simt::GSlice;
+use dfgnn_device::simt::{GSlice, GSliceMut};
 
 use crate::backend::Buffer;
 use crate::baseline;
@@ -273,6 +273,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             // SAFETY: as in `Fused::run_pass`; the groups are this plan's.
             unsafe { self.fused.launch_groups(groups, &variant.group, &params)? };
         }
+        let mut arrivals = self.fused.arrivals(pass)?;
         self.fused.run_pass(
             pass,
             &variant.forward,
@@ -285,10 +286,12 @@ impl<'g, 'b> Gt<'g, 'b> {
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
+                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
                 };
                 GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units, dropout), q, k, v, dst, scale_log2 }
             },
-            |split, partials| self.fused.combine_forward(split, pass, partials, (out_v, lse_v, stats_v), None),
+            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
+            |_, _| Ok(()),
         )?;
         Ok(result(out, lse, stats))
     }

@@ -1,7 +1,7 @@
 //! Parameters every fused attention pass shares, whatever the model's score: the edges a launch
 //! covers ([`PassEdges`]), where a forward writes ([`ForwardOut`]), what the backward's row and
 //! column passes read and write ([`RowGrads`], [`ColumnGrads`]), and the combine steps of split
-//! rows ([`CombineParams`]). A model's parameter struct (e.g. [`super::GtFwdParams`]) holds these
+//! rows ([`SumCombineParams`]). A model's parameter struct (e.g. [`super::GtFwdParams`]) holds these
 //! plus its own inputs.
 //!
 //! Shapes: `N_dst` destination rows, `N_src` source nodes, `E` edges, `H` heads, `F` features per
@@ -108,7 +108,8 @@ pub struct PassEdges {
 }
 
 /// Where a fused forward writes: whole rows straight to the outputs, chunks of split rows to
-/// partials for [`CombineParams`].
+/// partials, which the last chunk of each split row to finish merges into the outputs
+/// ([`crate::kernels::attention::combine`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ForwardOut {
@@ -123,6 +124,9 @@ pub struct ForwardOut {
     pub partial_acc: GSliceMut<f32>,
     /// `[U, H, 2]` partial (max in base-2 units, sum of 2^(s − max)) (chunk units).
     pub partial_ml: GSliceMut<f32>,
+    /// `[U]` how many of each split row's chunks have finished, counted at the row's first
+    /// chunk unit; zero at launch (chunk units; the launch leaves the counts it took).
+    pub arrivals: GSliceMut<u32>,
 }
 
 /// What a fused forward also sums over the edges in its score's **part** (see
@@ -194,64 +198,6 @@ pub struct ColumnGrads {
     pub partial_d_key: GSliceMut<f32>,
     /// `[U, H, F]` partial value gradient (chunk units).
     pub partial_d_value: GSliceMut<f32>,
-}
-
-/// `attention_fwd_combine`: merges the partial online-softmax states of split rows into `out`,
-/// `lse` and `stats`, and in the same launch the part's partials when the forward kept one
-/// (`part`; [`CombinePart::NONE`] else).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CombineParams {
-    /// `[R]` the split rows.
-    pub rows: GSlice<u32>,
-    /// `[R + 1]` row `r`'s partials are `first_unit[r] .. first_unit[r + 1]`.
-    pub first_unit: GSlice<u32>,
-    /// `[U, H, F]` partial accumulators.
-    pub partial_acc: GSlice<f32>,
-    /// `[U, H, 2]` partial (max, sum).
-    pub partial_ml: GSlice<f32>,
-    /// `[N, H, F]` the merged result.
-    pub out: GSliceMut<f32>,
-    /// `[N, H]` merged log-sum-exp.
-    pub lse: GSliceMut<f32>,
-    /// `[N, H, 2]` merged (max, 1/sum) for the backward.
-    pub stats: GSliceMut<f32>,
-    /// The part's partials and results (see [`PartOut`]).
-    pub part: CombinePart,
-    /// Heads `H`.
-    pub heads: u32,
-    /// Features per head `F`.
-    pub feat: u32,
-    /// Number of split rows `R`.
-    pub num_rows: u32,
-}
-// SAFETY: repr(C), plain data and slices.
-unsafe impl LaunchParams for CombineParams {}
-const _: () = assert!(core::mem::size_of::<CombineParams>() == 192);
-
-/// What [`CombineParams`] merges of a forward's part: its partials, under the chunks' maxima of
-/// the forward's `partial_ml`, normalised by the whole row's sum.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CombinePart {
-    /// `[U, H, F]` the part's partial sums.
-    pub partial_acc: GSlice<f32>,
-    /// `[U, H]` the part's partial weights.
-    pub partial_weight: GSlice<f32>,
-    /// `[N, H, F]` the merged part of the output; empty for no part.
-    pub out: GSliceMut<f32>,
-    /// `[N, H]` the merged part's share of the weights.
-    pub weight: GSliceMut<f32>,
-}
-
-impl CombinePart {
-    /// No part.
-    pub const NONE: Self = Self {
-        partial_acc: GSlice::empty(),
-        partial_weight: GSlice::empty(),
-        out: GSliceMut::empty(),
-        weight: GSliceMut::empty(),
-    };
 }
 
 /// One array an `attention_sum_combine` adds up: each split row's `[H, feat]` partial blocks into

@@ -31,7 +31,7 @@ pub struct GatFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatFwdParams {}
-const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 344);
+const _: () = assert!(core::mem::size_of::<GatFwdParams>() == 360);
 
 /// `gat_group_*`: the `row_group` forward of GAT.
 #[repr(C)]

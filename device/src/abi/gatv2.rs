@@ -29,7 +29,7 @@ pub struct GatV2FwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatV2FwdParams {}
-const _: () = assert!(core::mem::size_of::<GatV2FwdParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GatV2FwdParams>() == 296);
 
 /// `gatv2_group_*`: the `row_group` forward of GATv2.
 #[repr(C)]

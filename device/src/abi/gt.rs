@@ -28,7 +28,7 @@ pub struct GtFwdParams {
 }
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GtFwdParams {}
-const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 280);
+const _: () = assert!(core::mem::size_of::<GtFwdParams>() == 296);
 
 /// `gt_bwd_rows_*`: the row pass of the backward: dq, and the row record (with D = dO·o) for the column pass.
 #[repr(C)]

@@ -56,6 +56,13 @@ pub fn sync_warp(mask: u32) {
 }
 
 #[inline(always)]
+pub fn fence_device() {
+    // SAFETY: a memory fence; it reads and writes nothing itself (no `nomem`: the compiler keeps
+    // memory accesses on their side of it).
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
+#[inline(always)]
 pub fn shuffle(mode: ShuffleMode, mask: u32, value: u32, operand: u32) -> u32 {
     let r: u32;
     // SAFETY: `shfl.sync` exchanges registers among the lanes of `mask`. The third operand is the

@@ -16,6 +16,7 @@
 //! | [`dynamic_shared`] → [`SharedSlice`] | `extern __shared__` (`%dynamic_smem_size`) | a per-block byte array; bounds, race and uninitialised-read checks |
 //! | [`GSlice`], [`GSliceMut`] | global pointers (`ld.global.nc`, `ld.global`, `st.global`) | host pointers, bounds-checked |
 //! | `atomic_add` on [`GSliceMut`] / [`SharedSlice`] | `atomicAdd` (`atom.global/shared.add`) | atomic read-modify-write |
+//! | [`fence_device`] | `__threadfence` (`fence.acq_rel.gpu`) | a sequentially consistent fence (one thread runs at a time) |
 //! | [`math::exp2`], [`math::log2`], [`math::rcp`], [`math::rsqrt`] | `ex2/lg2/rcp/rsqrt.approx.ftz.f32` | the exact `std` function |
 //! | [`math::sqrt`], [`math::fma`] | `sqrt.rn.f32`, `fma.rn.f32` | `f32::sqrt`, `f32::mul_add` (bit-identical) |
 //! | [`kernel!`](crate::kernel!) | `extern "ptx-kernel" fn` | a plain `fn(&Params)` the emulator calls per thread |
@@ -139,6 +140,14 @@ pub fn sync_threads() {
 #[track_caller]
 pub fn sync_warp(mask: u32) {
     backend::sync_warp(mask)
+}
+
+/// Device-wide memory fence: the calling thread's global writes before it are seen by every
+/// thread that sees its writes or atomics after it (release), and its reads after it see what
+/// the writers it synchronised with wrote before their fences (acquire).
+#[inline(always)]
+pub fn fence_device() {
+    backend::fence_device()
 }
 
 /// A 32-bit value a warp shuffle can move.

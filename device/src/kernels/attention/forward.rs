@@ -11,7 +11,7 @@
 //! step, and accumulates.
 //!
 //! # Shared memory
-//! None.
+//! None. Global: a split row's chunks count their arrivals ([`ForwardOut::arrivals`]).
 //!
 //! # Numerics
 //! f32, scores in base-2 units, one `ex2.approx` per score and per rescale; `l` and the
@@ -22,7 +22,8 @@
 //! `out = acc / l` (0 for an empty row) and `lse = (m + log2 l)·ln 2` (−∞ for an empty row), and
 //! for the backward `(m, 1/l)` (the backward recomputes the scores with the same arithmetic, so
 //! the largest weight comes back as exactly `1/l`); chunks of split rows write the unnormalised
-//! `(m, l, acc)` for [`super::combine`].
+//! `(m, l, acc)`, and the last of a row's chunks to finish merges them into the row's results
+//! ([`super::combine`]).
 //!
 //! # The part
 //! [`forward_with_part`] also keeps the same sums over the edges in the score's part
@@ -30,7 +31,8 @@
 //! `α⁺ = l⁺ / l`, chunks `(acc⁺, l⁺)` ([`crate::abi::PartOut`]). GAT's backward derives its row
 //! pass from them with no gather (`kernels::gat::node`).
 
-use crate::abi::{ForwardOut, PartOut, PassEdges};
+use crate::abi::{ForwardOut, PartOut, PassEdges, Slot};
+use crate::kernels::attention::combine::{Merged, last_to_finish, merge_levels, merge_partials};
 use crate::kernels::attention::{Score, SlotValue, load_slots};
 use crate::kernels::common::dropout;
 use crate::kernels::common::gather::{Step, gather};
@@ -40,7 +42,7 @@ use crate::kernels::common::segment::{self, Work};
 use crate::kernels::common::softmax::{Blocked, FoldClock, log_sum_exp, rescale_factor, weight};
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
-use crate::simt::{FULL_MASK, GSlice, math, warp};
+use crate::simt::{self, FULL_MASK, GSlice, math, warp};
 
 /// The forward over `edges` (a CSR pass) of the model `score` with row operands `q`, key
 /// operands `k` and values `v`, results to `dst`.
@@ -210,35 +212,93 @@ fn forward_unit<
 
         // Epilogue: normalised output and lse, or the partial state of a chunk.
         if work.split {
-            lanes.store(&dst.partial_acc, work.partial, &slots, &acc, 1.0);
-            lanes.each_head_leader(&slots, |s, slot| {
-                let at = lanes.scalar(work.partial, slot);
-                dst.partial_ml.store(2 * at, m[s]);
-                dst.partial_ml.store(2 * at + 1, l[s]);
-            });
-            if PART {
-                lanes.store(&part.partial_acc, work.partial, &slots, &part_acc, 1.0);
-                lanes.each_head_leader(&slots, |s, slot| {
-                    part.partial_weight.store(lanes.scalar(work.partial, slot), part_l[s]);
-                });
-            }
+            store_partial::<V, SLOTS, PART>(&lanes, &slots, work.partial, (m, l, acc, part_l, part_acc), dst, part);
         } else {
-            let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
-            let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
-            lanes.store(&dst.out, work.node, &slots, &out, 1.0);
-            lanes.each_head_leader(&slots, |s, slot| {
-                let at = lanes.scalar(work.node, slot);
-                dst.lse.store(at, log_sum_exp(m[s], l[s]));
-                dst.stats.store(2 * at, m[s]);
-                dst.stats.store(2 * at + 1, inv[s]);
-            });
-            if PART {
-                let part_out: [V; SLOTS] = core::array::from_fn(|s| part_acc[s].scale(inv[s]));
-                lanes.store(&part.out, work.node, &slots, &part_out, 1.0);
-                lanes.each_head_leader(&slots, |s, slot| {
-                    part.weight.store(lanes.scalar(work.node, slot), part_l[s] * inv[s]);
-                });
-            }
+            store_row::<V, SLOTS, PART>(&lanes, &slots, work.node, (m, l, acc, part_l, part_acc), dst, part);
         }
     });
+    // The last chunk of a split row to finish merges the row's partials: all of them, or, for a
+    // row of many chunks, its group's into the group's first partial, and then, if its group is
+    // the last to finish, the groups' ([`merge_levels`]).
+    if work.split {
+        let (chunks, two_levels) = merge_levels(work, &edges.offsets, edges.units.chunk_edges, 1);
+        if last_to_finish(&dst.arrivals, chunks) {
+            lanes.each_head_pass(|head0| {
+                let slots = lanes.slots::<SLOTS>(head0);
+                let merged = merge_partials::<V, SLOTS, PART>(&lanes, &slots, chunks, dst, part);
+                if two_levels {
+                    // Every lane has read the group's first partial before any overwrites it.
+                    simt::sync_warp(FULL_MASK);
+                    store_partial::<V, SLOTS, PART>(&lanes, &slots, chunks.first, merged, dst, part);
+                } else {
+                    store_row::<V, SLOTS, PART>(&lanes, &slots, work.node, merged, dst, part);
+                }
+            });
+            if two_levels {
+                let (groups, _) = merge_levels(work, &edges.offsets, edges.units.chunk_edges, 2);
+                if last_to_finish(&dst.arrivals, groups) {
+                    lanes.each_head_pass(|head0| {
+                        let slots = lanes.slots::<SLOTS>(head0);
+                        let merged = merge_partials::<V, SLOTS, PART>(&lanes, &slots, groups, dst, part);
+                        store_row::<V, SLOTS, PART>(&lanes, &slots, work.node, merged, dst, part);
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A chunk's (or a group's) unnormalised state `(m, l, acc)` (and its part's `(l⁺, acc⁺)`) into
+/// the partials of unit `unit`.
+#[inline(always)]
+fn store_partial<V: Vector, const SLOTS: usize, const PART: bool>(
+    lanes: &Lanes<V>,
+    slots: &[Slot; SLOTS],
+    unit: u32,
+    (m, l, acc, part_l, part_acc): Merged<V, SLOTS>,
+    dst: &ForwardOut,
+    part: &PartOut,
+) {
+    lanes.store(&dst.partial_acc, unit, slots, &acc, 1.0);
+    lanes.each_head_leader(slots, |s, slot| {
+        let at = lanes.scalar(unit, slot);
+        dst.partial_ml.store(2 * at, m[s]);
+        dst.partial_ml.store(2 * at + 1, l[s]);
+    });
+    if PART {
+        lanes.store(&part.partial_acc, unit, slots, &part_acc, 1.0);
+        lanes.each_head_leader(slots, |s, slot| {
+            part.partial_weight.store(lanes.scalar(unit, slot), part_l[s]);
+        });
+    }
+}
+
+/// A whole row's results from its merged state `(m, l, acc)` (and its part's `(l⁺, acc⁺)`):
+/// `out = acc / l` (0 for an empty row), `lse = (m + log2 l)·ln 2` (−∞ for an empty row) and the
+/// backward's `(m, 1/l)`; the part's `o⁺ = acc⁺ / l` and `α⁺ = l⁺ / l`.
+#[inline(always)]
+fn store_row<V: Vector, const SLOTS: usize, const PART: bool>(
+    lanes: &Lanes<V>,
+    slots: &[Slot; SLOTS],
+    node: u32,
+    (m, l, acc, part_l, part_acc): Merged<V, SLOTS>,
+    dst: &ForwardOut,
+    part: &PartOut,
+) {
+    let inv: [f32; SLOTS] = core::array::from_fn(|s| if l[s] > 0.0 { math::rcp(l[s]) } else { 0.0 });
+    let out: [V; SLOTS] = core::array::from_fn(|s| acc[s].scale(inv[s]));
+    lanes.store(&dst.out, node, slots, &out, 1.0);
+    lanes.each_head_leader(slots, |s, slot| {
+        let at = lanes.scalar(node, slot);
+        dst.lse.store(at, log_sum_exp(m[s], l[s]));
+        dst.stats.store(2 * at, m[s]);
+        dst.stats.store(2 * at + 1, inv[s]);
+    });
+    if PART {
+        let part_out: [V; SLOTS] = core::array::from_fn(|s| part_acc[s].scale(inv[s]));
+        lanes.store(&part.out, node, slots, &part_out, 1.0);
+        lanes.each_head_leader(slots, |s, slot| {
+            part.weight.store(lanes.scalar(node, slot), part_l[s] * inv[s]);
+        });
+    }
 }

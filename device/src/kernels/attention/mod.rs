@@ -23,5 +23,5 @@ pub mod rows;
 pub mod score;
 pub mod variants;
 
-pub use combine::{ATTENTION_FWD_COMBINE, ATTENTION_SUM_COMBINE};
+pub use combine::ATTENTION_SUM_COMBINE;
 pub use score::{HeadScalar, Score, ScoreGradient, SlotValue, load_slots};

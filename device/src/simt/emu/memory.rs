@@ -40,6 +40,12 @@ pub(crate) fn global_slice_store<T: Word>(ptr: *mut T, len: usize, index: usize,
     unsafe { ptr.add(index).write(value) }
 }
 
+/// One emulated thread runs at a time, so every write before is already seen by every later read:
+/// the fence orders nothing more than the host's own fence does.
+pub(crate) fn fence_device() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+}
+
 pub(crate) fn check_alignment(addr: usize, align: usize) {
     if !addr.is_multiple_of(align) {
         fail(EmuErrorKind::Misaligned { address: addr as u64, align });

@@ -44,6 +44,7 @@ use std::string::ToString;
 pub(crate) use barrier::sync_threads;
 pub(crate) use block::{block_dim, block_idx, grid_dim, lane_id, thread_idx};
 pub use error::{EmuError, EmuErrorKind};
+pub(crate) use memory::fence_device;
 pub(crate) use memory::{
     check_alignment, check_shared_region, dynamic_shared, global_atomic_add_f32, global_atomic_add_u32,
     global_atomic_max_u32, global_slice_load, global_slice_load_coherent, global_slice_store, shared_atomic_add_f32,
