@@ -440,9 +440,12 @@ pub const MAX_SPLIT_THRESHOLD: u64 = 2048;
 /// eighth session.)
 pub const MIN_SPLIT_THRESHOLD: u64 = 16;
 /// Warps one multiprocessor keeps resident for the fused passes (forward at ~90 registers per
-/// thread: 65536 / (96·32) = 21; backward at 60–90 in 2-warp blocks: about the same), rounded
-/// down: the "wave" a split threshold is a fair share of.
-pub const RESIDENT_WARPS_PER_SM: u64 = 16;
+/// thread: 65536 / (96·32) = 21; backward at 60–90 in 2-warp blocks: about the same): the "wave"
+/// a split threshold is a fair share of. (It was 16 until the twenty-third session: then
+/// pgp-strong-2009 and gt-cond-mat-2005, whose threshold 21 halves from 128 to 64, ran faster at
+/// 64 on an H100, forward −2 to −8 % for every model, forward+backward −1 to −5 %; every other
+/// graph measured there keeps its threshold; docs/results.md.)
+pub const RESIDENT_WARPS_PER_SM: u64 = 21;
 /// A split row's chunks hold a quarter of the threshold: a split row then takes at least four
 /// warps, each no longer than a whole row at the threshold.
 pub const CHUNKS_PER_THRESHOLD: u64 = 4;

@@ -11,7 +11,7 @@
 //! - `cap = min(max_slots, hard cap)` with `max_slots` 1 by default, raised to `SPH` for wide
 //!   heads but never past the hard cap: 8 for the forward; for the backward 8 with scalar loads
 //!   and 4 with `F4` ("with F4 loads they stop at 4 slots"), past which it has no fused backward;
-//! - level 1: the split threshold is `E / (SMs · 16)` rounded down to a power of two, within
+//! - level 1: the split threshold is `E / (SMs · 21)` rounded down to a power of two, within
 //!   [16, 2048] (the H200 has 132 SMs); rows of more edges split into `ceil(deg / chunk)` chunks
 //!   of `chunk_edges = max(threshold / 4, clamp(threshold, 16, 32))` edges; `Auto` picks
 //!   `row_split` when a row or column exceeds the threshold plus one chunk, `row_tiled` otherwise
@@ -174,7 +174,7 @@ fn super_node_rows_split_into_chunks() {
     let s = Shape::of(&g);
     let defaults = PlanOptions::default();
 
-    // Auto: 5000 + 299·3 = 5897 edges, 5897 / (132·16) = 2, so the threshold is the least, 16,
+    // Auto: 5000 + 299·3 = 5897 edges, 5897 / (132·21) = 2, so the threshold is the least, 16,
     // and chunks hold max(16 / 4, 16) = 16 edges. Row 0 exceeds 16 + 16: row_split,
     // ceil(5000 / 16) = 313 chunks.
     let p = s.plan(2, 32, &defaults);
@@ -271,16 +271,19 @@ fn auto_splits_only_rows_past_the_threshold_by_more_than_a_chunk() {
 
 #[test]
 fn the_split_threshold_is_a_fair_share_of_one_wave() {
-    // E / (132 · 16 = 2112), rounded down to a power of two, within [16, 2048].
-    assert_eq!(split_threshold(367_662, 132), 128); // email-Enron: 174
-    assert_eq!(split_threshold(301_498, 132), 128); // pgp-strong-2009: 142
-    assert_eq!(split_threshold(96_872, 132), 32); // as-22july06: 45
-    assert_eq!(split_threshold(31_502, 132), 16); // gt-hep-th: 14, raised to the least
-    assert_eq!(split_threshold(10_556, 132), 16); // Cora: 4, raised to the least
+    // E / (132 · 21 = 2772), rounded down to a power of two, within [16, 2048].
+    assert_eq!(split_threshold(367_662, 132), 128); // email-Enron: 132
+    assert_eq!(split_threshold(351_386, 132), 64); // gt-cond-mat-2005: 126
+    assert_eq!(split_threshold(301_498, 132), 64); // pgp-strong-2009: 108
+    assert_eq!(split_threshold(242_502, 132), 64); // gt-astro-ph: 87
+    assert_eq!(split_threshold(96_872, 132), 32); // as-22july06: 34
+    assert_eq!(split_threshold(31_502, 132), 16); // gt-hep-th: 11, raised to the least
+    assert_eq!(split_threshold(10_556, 132), 16); // Cora: 3, raised to the least
     assert_eq!(split_threshold(0, 132), 16);
-    assert_eq!(split_threshold(13_961_842, 132), 2048); // pl-1M-d16: 6610, capped
+    assert_eq!(split_threshold(13_961_842, 132), 2048); // pl-1M-d16: 5036, capped
     assert_eq!(split_threshold(1_000_000, 1), 2048);
-    assert_eq!(split_threshold(600_000, 132), 256); // 284
+    assert_eq!(split_threshold(841_468, 132), 256); // pl-64K-d16: 303
+    assert_eq!(split_threshold(600_000, 132), 128); // 216
 }
 
 #[test]
