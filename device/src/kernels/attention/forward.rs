@@ -219,7 +219,9 @@ fn forward_unit<
     });
     // The last chunk of a split row to finish merges the row's partials: all of them, or, for a
     // row of many chunks, its group's into the group's first partial, and then, if its group is
-    // the last to finish, the groups' ([`merge_levels`]).
+    // the last to finish, the groups' ([`merge_levels`]). The second level is written out, not a
+    // loop over levels, and its partials are computed after the first: the capped forwards
+    // spilled more with a loop carrying both levels (GT's `w4_s1` 44 bytes stored against 20).
     if work.split {
         let (chunks, two_levels) = merge_levels(work, &edges.offsets, edges.units.chunk_edges, 1);
         if last_to_finish(&dst.arrivals, chunks) {
