@@ -1,7 +1,8 @@
 //! What every model's fused attention shares on the host: a plan's work lists uploaded once
 //! ([`Fused::new`]), and the launch of one pass — one launch over its units (long whole rows, then
-//! the chunks of split rows, then short whole rows), then the combine step that merges the
-//! chunks' partials ([`Fused::run_pass`]). A model (GT in `gt.rs`, GAT in
+//! the chunks of split rows, then short whole rows), then the backward's combine step that sums
+//! the chunks' partials ([`Fused::run_pass`]; a forward's chunks merge themselves, counting their
+//! arrivals in [`Fused::arrivals`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams, SumTarget, Units};
@@ -300,7 +301,7 @@ impl<'g, 'b> Fused<'g, 'b> {
     /// units, when it has some), whole rows writing the outputs and
     /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
     /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
-    /// merge the partials into the outputs.
+    /// merge the partials into the outputs (a no-op for the forwards, whose last chunks merge).
     pub(crate) fn run_pass<P: LaunchParams>(
         &self,
         pass: &DevicePass,
