@@ -2,7 +2,7 @@
 //! ([`Fused::new`]), and the launch of one pass — one launch over its units (long whole rows, then
 //! the chunks of split rows, then short whole rows), then the backward's combine step that sums
 //! the chunks' partials ([`Fused::run_pass`]; a forward's chunks merge themselves, counting their
-//! arrivals in [`Fused::arrivals`]). A model (GT in `gt.rs`, GAT in
+//! arrivals: [`Fused::run_forward_pass`]). A model (GT in `gt.rs`, GAT in
 //! `gat.rs`) builds its parameter structs and calls these; it never copies them.
 
 use dfgnn_device::abi::{DropoutParams, FeatureShape, LaunchParams, PassEdges, SumCombineParams, SumTarget, Units};
@@ -279,11 +279,29 @@ impl<'g, 'b> Fused<'g, 'b> {
         unsafe { self.graph.backend().launch(kernel, &config, params) }
     }
 
-    /// The zeroed arrival counts a forward over `pass` gives its split rows' chunks
-    /// ([`dfgnn_device::abi::ForwardOut::arrivals`]: one per chunk unit), or none when it splits
-    /// no row.
-    pub(crate) fn arrivals(&self, pass: &DevicePass) -> Result<Option<Buffer<u32>>> {
-        pass.rows.split.as_ref().map(|split| self.graph.backend().zeros::<u32>(split.units)).transpose()
+    /// Runs a fused forward pass ([`Fused::run_pass`]): `params` also gets the zeroed arrival
+    /// counts of the split rows' chunks ([`dfgnn_device::abi::ForwardOut::arrivals`]: one per
+    /// chunk unit; empty when no row is split), by which the last chunk of each split row merges
+    /// the row inside the pass, so no combine step follows.
+    pub(crate) fn run_forward_pass<P: LaunchParams>(
+        &self,
+        pass: &DevicePass,
+        kernel: &KernelRef<P>,
+        packed_kernel: Option<&KernelRef<P>>,
+        partial_widths: &[usize],
+        params: impl FnOnce(Units, &mut [Buffer<f32>], GSliceMut<u32>) -> P,
+    ) -> Result<()> {
+        let mut arrivals =
+            pass.rows.split.as_ref().map(|split| self.graph.backend().zeros::<u32>(split.units)).transpose()?;
+        let arrivals_v = arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut);
+        self.run_pass(
+            pass,
+            kernel,
+            packed_kernel,
+            partial_widths,
+            |units, partials| params(units, partials, arrivals_v),
+            |_, _| Ok(()),
+        )
     }
 
     /// The edges of `pass` over `side` for `units`, with attention dropout `dropout`.
@@ -301,7 +319,8 @@ impl<'g, 'b> Fused<'g, 'b> {
     /// units, when it has some), whole rows writing the outputs and
     /// chunks of split rows writing one block of `partial_widths[i]` floats each into partial
     /// buffer `i` (`params` gets the partials; none when nothing is split), then `combine` to
-    /// merge the partials into the outputs (a no-op for the forwards, whose last chunks merge).
+    /// merge the partials into the outputs (the backward's; the forwards run
+    /// [`Fused::run_forward_pass`], whose last chunks merge).
     pub(crate) fn run_pass<P: LaunchParams>(
         &self,
         pass: &DevicePass,

@@ -573,20 +573,19 @@ impl<'g, 'b> Gat<'g, 'b> {
             None => (&variant.forward, variant.packed.as_ref().map(|p| &p.forward)),
         };
         let (hf, widths) = (heads as usize * feat as usize, if part.is_some() { 4 } else { 2 });
-        let mut arrivals = f.arrivals(pass)?;
-        f.run_pass(
+        f.run_forward_pass(
             pass,
             kernel,
             packed,
             &[hf, heads as usize * 2, hf, heads as usize][..widths],
-            |units, partials| {
+            |units, partials, arrivals| {
                 let dst = ForwardOut {
                     out: out_v,
                     lse: lse_v,
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
-                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    arrivals,
                 };
                 let part = PartOut {
                     out: part_out_v,
@@ -604,8 +603,6 @@ impl<'g, 'b> Gat<'g, 'b> {
                     slope,
                 }
             },
-            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
-            |_, _| Ok(()),
         )?;
         Ok(GatForward { part, ..result(out, lse, stats) })
     }

@@ -234,25 +234,22 @@ impl<'g, 'b> GatV2<'g, 'b> {
             // source: xl as the key and as the value).
             unsafe { f.launch_groups(groups, &variant.group, &params)? };
         }
-        let mut arrivals = f.arrivals(pass)?;
-        f.run_pass(
+        f.run_forward_pass(
             pass,
             &variant.forward,
             variant.packed.as_ref().map(|p| &p.forward),
             &[heads as usize * feat as usize, heads as usize * 2],
-            |units, partials| {
+            |units, partials, arrivals| {
                 let dst = ForwardOut {
                     out: out_v,
                     lse: lse_v,
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
-                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    arrivals,
                 };
                 GatV2FwdParams { edges: f.edges(pass, Side::Rows, units, dropout), xr, xl, a, dst, slope }
             },
-            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
-            |_, _| Ok(()),
         )?;
         Ok(result(out, lse, stats))
     }

@@ -13,7 +13,7 @@ use dfgnn_device::abi::{
     NormalizeGrads, RowGrads,
 };
 use dfgnn_device::kernels::gt::{self, GtVariant, VARIANTS};
-use dfgnn_device::simt::{GSlice, GSliceMut};
+use dfgnn_device::simt::GSlice;
 
 use crate::backend::Buffer;
 use crate::baseline;
@@ -273,25 +273,22 @@ impl<'g, 'b> Gt<'g, 'b> {
             // SAFETY: as in `Fused::run_pass`; the groups are this plan's.
             unsafe { self.fused.launch_groups(groups, &variant.group, &params)? };
         }
-        let mut arrivals = self.fused.arrivals(pass)?;
-        self.fused.run_pass(
+        self.fused.run_forward_pass(
             pass,
             &variant.forward,
             variant.packed.as_ref().map(|p| &p.forward),
             &[heads as usize * feat as usize, heads as usize * 2],
-            |units, partials| {
+            |units, partials, arrivals| {
                 let dst = ForwardOut {
                     out: out_v,
                     lse: lse_v,
                     stats: stats_v,
                     partial_acc: partial_view(partials, 0),
                     partial_ml: partial_view(partials, 1),
-                    arrivals: arrivals.as_mut().map_or(GSliceMut::empty(), Buffer::view_mut),
+                    arrivals,
                 };
                 GtFwdParams { edges: self.fused.edges(pass, Side::Rows, units, dropout), q, k, v, dst, scale_log2 }
             },
-            // The last chunk of each split row merges it (`ForwardOut::arrivals`).
-            |_, _| Ok(()),
         )?;
         Ok(result(out, lse, stats))
     }

@@ -10,9 +10,9 @@
 //! early overlaps the rest of the pass. A row of more than [`MERGE_GROUP`] chunks merges in two
 //! levels ([`merge_levels`]): the last chunk of each group of [`MERGE_GROUP`] merges the group
 //! into its first chunk's partial, and the last group to finish merges the groups, so that the
-//! merge after a hub's last chunk is a few loads long, not one per chunk. Which warp merges depends on timing; what it computes
-//! does not (every partial is read back from memory, in chunk order): the same inputs give the
-//! same bits.
+//! merge after a hub's last chunk is a few loads long, not one per chunk. Which warp merges
+//! depends on timing; what it computes does not (every partial is read back from memory, in chunk
+//! order): the same inputs give the same bits.
 //!
 //! # The backward: a launch
 //! One warp per (split row, slice of 32 features): warp `w` takes row `w / S`, features
@@ -24,9 +24,8 @@
 //! Forward: `out = Σ_u acc_u·2^(m_u − M) / Σ_u l_u·2^(m_u − M)` with `M = max_u m_u`, and
 //! `lse = (M + log2 Σ …)·ln 2`; a forward's part ([`crate::abi::PartOut`]) the same with its own
 //! sums over the same denominator; each sum in chunk order, rescaled as the running maximum grows
-//! (as the forward folds its steps). Backward: `out = factor·Σ_u
-//! partial_u`, for one or two arrays of a pass in one launch (their warps one after the other in
-//! each row's range).
+//! (as the forward folds its steps). Backward: `out = factor·Σ_u partial_u`, for one or two arrays
+//! of a pass in one launch (their warps one after the other in each row's range).
 
 use crate::abi::{ForwardOut, PartOut, Slot, SumCombineParams};
 use crate::kernel;
@@ -99,8 +98,8 @@ pub fn last_to_finish(arrivals: &GSliceMut<u32>, partials: Partials) -> bool {
 /// least one), the same with a part as without (a forward gives the same bits either way). Two,
 /// not more: the merge is inlined after the forward's loop, and at four the capped forwards
 /// spilled more in all (GT's `w4_s1` 20 → 44 bytes stored; at two, none), which cost more on
-/// large graphs than the merge's fewer steps saved (H100, twenty-fourth session: GT pl-1M-d16 4×64
-/// forward 7.15 ms at four, 7.02 at two).
+/// large graphs than the merge's fewer steps saved (H100, docs/results.md, twenty-fourth session,
+/// call 5: GT pl-1M-d16 4×64 forward 7.15 ms at four, 7.02 at two).
 const MERGE_IN_FLIGHT: usize = 2;
 
 /// A merged state for a lane's slots: `(m, l, acc)` and the part's `(l⁺, acc⁺)`.
