@@ -36,7 +36,7 @@ while read -r model graph heads feat rest; do
     fi
     # shellcheck disable=SC2086 # the arguments are words on purpose
     result=$(timeout 120 "${command[0]}" bench "$model" --graph "$graph" --heads "$heads" --feat "$feat" \
-      --repeats 10 $extra 2>&1 | grep -E '^[a-z_]+ +[0-9]|error' | tr -s ' ' | tr '\n' ' ')
+      --repeats 10 $extra 2>&1 | grep -E '^[a-z_]+ +[0-9]|error|cannot run' | tr -s ' ' | tr '\n' ' ')
     echo "$what | $result"
   done
 done

@@ -271,6 +271,10 @@ struct BenchArgs {
     /// default: the planner decides; with dropout the fused passes run whatever this says).
     #[arg(long)]
     unfused_backward: Option<bool>,
+    /// GT and AGNN: run the backward over closed blocks after the forward over dense tiles (true/false;
+    /// default: the planner decides).
+    #[arg(long)]
+    block_backward: Option<bool>,
     /// Attention dropout's probability (GT, GAT, GATv2; 0: none): the forwards and backwards are
     /// timed with the mask, as in training (a fixed seed).
     #[arg(long, default_value_t = 0.0)]
@@ -506,6 +510,7 @@ fn bench(backend: &Backend, graph: &Csr, model: dfgnn_cli::bench::Model, args: &
             tiles: args.tiles.as_deref().map(str::parse).transpose()?,
             positive_part: args.positive_part,
             unfused_backward: args.unfused_backward,
+            block_backward: args.block_backward,
             ..Default::default()
         },
         dropout: args.dropout,

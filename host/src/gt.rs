@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
 use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
-use crate::tiles::{DeviceTiles, TileIo};
+use crate::tiles::{BlocksIo, DeviceBlocks, DeviceTiles, TileIo};
 
 /// How to build a [`Gt`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -111,6 +111,9 @@ pub struct Gt<'g, 'b> {
     scalar_keys: bool,
     /// The forward's tiles, when the plan has them (used without dropout).
     tiles: Option<DeviceTiles>,
+    /// The backward's closed blocks, when the plan has them (after the forward over dense
+    /// tiles; used without dropout).
+    blocks: Option<DeviceBlocks>,
     scale: f32,
     dropout: DropoutParams,
 }
@@ -133,11 +136,18 @@ impl<'g, 'b> Gt<'g, 'b> {
         let shape = graph.shape();
         let mut plan = plan::plan(table, &shape, config.heads, config.feat, limits, &config.plan)?;
         plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Dense, TileKernel::Edges], true))?;
+        plan::plan_blocks(&mut plan, &shape, limits, &config.plan)?;
         let scale = config.score_scale()?;
-        // The tiles restate their maxima in the backward row pass's arithmetic (its load width).
-        let score_width = plan.backward_rows.as_ref().map_or(0, |p| p.layout.width);
+        // The tiles restate their maxima in the backward row pass's arithmetic (its load width),
+        // unless the backward runs over closed blocks, which repeat the tiles' own arithmetic.
+        let score_width = match (&plan.blocks, &plan.backward_rows) {
+            (None, Ok(p)) => p.layout.width,
+            _ => 0,
+        };
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, score_width)).transpose()?;
-        Ok(Self { fused: Fused::new(graph, plan)?, table, scalar_keys, tiles, scale, dropout: DropoutParams::OFF })
+        let blocks = plan.blocks.as_ref().map(|b| DeviceBlocks::upload(graph, b)).transpose()?;
+        let fused = Fused::new(graph, plan)?;
+        Ok(Self { fused, table, scalar_keys, tiles, blocks, scale, dropout: DropoutParams::OFF })
     }
 
     /// Attention dropout for the next forwards (and their backwards): each edge's weight of each
@@ -354,10 +364,11 @@ impl<'g, 'b> Gt<'g, 'b> {
     /// [`Gt::backward`] with the keys `keys(fused)` instead of the forward's, `fused` saying
     /// whether the fused passes run (resolved once, here): then their keys (scalars, where
     /// [`Gt::with_table`] said so), else vectors for the baseline (AGNN's forward keys may be
-    /// either). With `normalize` (AGNN's; its `dq` is filled in here, with the row pass's), the
-    /// fused column pass also carries the key gradient through the normalisation: then the
-    /// result is the features' whole gradient ([`KeyedGrads::Features`]) and the shares are
-    /// written; else ([`KeyedGrads::Attention`]) the caller does that from `dq`, `dk` and `dv`.
+    /// either; the closed blocks read vectors too). With `normalize` (AGNN's; its `dq` is filled
+    /// in here, with the row pass's), the fused column pass also carries the key gradient
+    /// through the normalisation: then the result is the features' whole gradient
+    /// ([`KeyedGrads::Features`]) and the shares are written; else ([`KeyedGrads::Attention`],
+    /// the baselines and the closed blocks) the caller does that from `dq`, `dk` and `dv`.
     pub(crate) fn backward_with_keys(
         &self,
         fwd: &GtForward<'_>,
@@ -370,10 +381,35 @@ impl<'g, 'b> Gt<'g, 'b> {
         let g = self.fused.graph;
         self.check_view("gt backward", "d_out", d_out.len(), g.num_dst())?;
         let (heads, feat) = (self.fused.plan.heads, self.fused.plan.feat);
-        let fused = self.fused.backward_kernels(&fwd.dropout, |pass| self.variant(pass, &fwd.dropout))?;
+        // The closed blocks (after the forward over dense tiles, without dropout) read vector
+        // keys and leave the normalisation's backward, if any, to the caller.
+        let blocks = self.blocks.as_ref().filter(|_| fwd.dropout.threshold == 0 && !fwd.stats.is_empty());
+        let fused = match blocks {
+            Some(_) => None,
+            None => self.fused.backward_kernels(&fwd.dropout, |pass| self.variant(pass, &fwd.dropout))?,
+        };
         let fused = fused.filter(|_| !fwd.stats.is_empty());
         let k = keys(fused.is_some())?;
         self.check_keys("gt backward", k.len(), g.num_src(), fused.is_some())?;
+        let backend = g.backend();
+        let scale_log2 = fwd.scale * std::f32::consts::LOG2_E;
+        if let Some(blocks) = blocks {
+            let n = self.fused.features(g.num_dst());
+            let (mut dq, mut dk, mut dv) =
+                (backend.result("dq", n)?, backend.result("dk", n)?, backend.result("dv", n)?);
+            let io = BlocksIo {
+                q: fwd.q,
+                k,
+                v: fwd.v,
+                stats: fwd.stats.view(),
+                d_out: d_out.view(),
+                dq: dq.view_mut(),
+                dk: dk.view_mut(),
+                dv: dv.view_mut(),
+            };
+            blocks.gt_backward(g, (heads, feat), (scale_log2, grad_scale), io)?;
+            return Ok(KeyedGrads::Attention(GtGrads { dq, dk, dv }));
+        }
         let Some((rows_pass, rows_kernel, cols_pass, cols_kernel)) = fused else {
             // The baseline schedules, and fused ones whose backward cannot hold the shape.
             self.fused.check_baseline_dropout(&fwd.dropout)?;
@@ -381,9 +417,7 @@ impl<'g, 'b> Gt<'g, 'b> {
             let (dq, dk, dv) = baseline::backward(g, &inputs, d_out.view(), grad_scale)?;
             return Ok(KeyedGrads::Attention(GtGrads { dq, dk, dv }));
         };
-        let backend = g.backend();
         let width = heads as usize * feat as usize;
-        let scale_log2 = fwd.scale * std::f32::consts::LOG2_E;
 
         // Row pass: dq and the row record (with D).
         let mut dq = backend.result("dq", self.fused.features(g.num_dst()))?;

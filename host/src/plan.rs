@@ -15,7 +15,7 @@ use std::fmt;
 
 use dfgnn_device::abi::LaneMap;
 use dfgnn_device::kernels::attention::variants::Variant;
-use dfgnn_device::kernels::tiles::columns;
+use dfgnn_device::kernels::tiles::{blocks, columns};
 use dfgnn_device::simt::WARP_SIZE;
 
 use crate::backend::DeviceLimits;
@@ -146,6 +146,11 @@ pub struct PlanOptions {
     /// other models keep the fused passes). A backward with attention dropout always runs the
     /// fused passes (the unfused kernels have none).
     pub unfused_backward: Option<bool>,
+    /// GT and AGNN: whether the backward runs over closed blocks after the forward over dense tiles
+    /// ([`plan_blocks`]): `Some(true)` forces it (an error when the graph does not cut into
+    /// closed blocks or the forward takes no dense tiles), `Some(false)` forbids it, `None` lets
+    /// the planner decide (`auto` only).
+    pub block_backward: Option<bool>,
 }
 
 /// What [`PlanOptions::tiles`] forces.
@@ -416,6 +421,9 @@ pub struct Plan {
     /// The tiles of the CSC for the backward's column pass (GAT's, without dropout), when it
     /// runs over them instead of its fused pass ([`plan_column_tiles`]).
     pub column_tiles: Option<TilePlan>,
+    /// GT and AGNN: the closed blocks the backward runs over instead of the row and column passes,
+    /// after the forward over dense tiles ([`plan_blocks`]; without dropout).
+    pub blocks: Option<BlockPlan>,
     /// GAT: whether a forward for training also sums each row's positive part, so that the
     /// backward's row pass gathers nothing ([`plan_positive_part`]; `false` for the other models).
     pub positive_part: bool,
@@ -986,6 +994,7 @@ pub fn plan<V: CompiledVariant>(
         backward_cols,
         tiles: None,
         column_tiles: None,
+        blocks: None,
         positive_part: false,
         unfused_backward,
         reasons,
@@ -1370,6 +1379,129 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
     plan.reasons.push(format!("backward columns: not over tiles of the CSC ({why_not})"));
 }
 
+/// Nodes of a closed block at most (`dfgnn_device::kernels::tiles::blocks`).
+pub const BLOCK_NODES: u32 = blocks::BLOCK_NODES as u32;
+
+/// Closed blocks: ranges of at most [`BLOCK_NODES`] consecutive nodes of a square graph whose
+/// rows' edges all come from nodes of the range, covering every node once, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockPlan {
+    /// Each block's first node, then the graph's nodes (`B + 1` entries).
+    pub first: Vec<u32>,
+    /// The graph's edges.
+    pub edges: u64,
+}
+
+impl BlockPlan {
+    /// The blocks.
+    pub fn count(&self) -> usize {
+        self.first.len().saturating_sub(1)
+    }
+
+    /// The graph's edges over the (row, source) pairs of the blocks (each block's nodes, squared).
+    pub fn fill(&self) -> f64 {
+        let pairs: u64 = self.first.windows(2).map(|w| u64::from(w[1] - w[0]).pow(2)).sum();
+        if pairs == 0 { 0.0 } else { self.edges as f64 / pairs as f64 }
+    }
+}
+
+/// `graph`'s closed blocks (see [`BlockPlan`]): the node ranges no edge crosses, packed greedily
+/// in order into blocks of at most [`BLOCK_NODES`] nodes; `None` for a graph that is not square
+/// or has a range of more than [`BLOCK_NODES`] nodes that no cut divides.
+pub fn form_blocks(graph: &GraphShape<'_>) -> Option<BlockPlan> {
+    let n = graph.row_offsets.len().saturating_sub(1);
+    if graph.col_offsets.len() != graph.row_offsets.len() {
+        return None;
+    }
+    let nonempty = |r: usize| graph.row_offsets[r + 1] > graph.row_offsets[r];
+    // suffix_min[r]: the least column of rows r.. (u32::MAX when they are empty).
+    let mut suffix_min = vec![u32::MAX; n + 1];
+    for r in (0..n).rev() {
+        suffix_min[r] = if nonempty(r) { suffix_min[r + 1].min(graph.row_min_col[r]) } else { suffix_min[r + 1] };
+    }
+    // A cut after node r leaves every edge on one side: rows ..=r reach no column past r, rows
+    // r + 1.. none before r + 1.
+    let mut first = vec![0u32];
+    let (mut start, mut open, mut reach) = (0usize, 0usize, 0u64);
+    for r in 0..n {
+        if nonempty(r) {
+            reach = reach.max(u64::from(graph.row_max_col[r]));
+        }
+        if reach <= r as u64 && u64::from(suffix_min[r + 1]) > r as u64 {
+            // Nodes open..=r form a range no cut divides; close the block before it when it
+            // does not fit with it.
+            let end = r + 1;
+            if end - open > BLOCK_NODES as usize {
+                return None;
+            }
+            if end - start > BLOCK_NODES as usize {
+                first.push(open as u32);
+                start = open;
+            }
+            open = end;
+        }
+    }
+    if open != n {
+        return None;
+    }
+    if n > start {
+        first.push(n as u32);
+    }
+    Some(BlockPlan { first, edges: graph.row_offsets.last().copied().unwrap_or(0) })
+}
+
+/// Whether GT's (and so AGNN's) backward runs over closed blocks
+/// (`dfgnn_device::kernels::tiles::blocks`) instead of the row and column passes (AGNN's
+/// normalisation's backward then runs after it, as after the baselines): only after the forward over dense tiles, whose scores it repeats
+/// bit for bit (so the forward must not restate its maxima), on a graph that cuts into closed
+/// blocks ([`form_blocks`]) whose shared memory the device holds, and only when
+/// [`PlanOptions::block_backward`] forces it (an error when it cannot): `auto` does not take it
+/// until it has been timed against the row and column passes on a GPU, and its reasons say what
+/// the blocks would be. (A backward with dropout, after a forward with dropout over the row
+/// passes, runs the fused passes whatever the plan says.)
+pub fn plan_blocks(
+    plan: &mut Plan,
+    graph: &GraphShape<'_>,
+    device: &DeviceLimits,
+    options: &PlanOptions,
+) -> Result<()> {
+    let forced = match options.block_backward {
+        Some(false) => return Ok(()),
+        Some(true) => true,
+        None if options.schedule != Schedule::Auto && options.tiles.is_none() => return Ok(()),
+        None => false,
+    };
+    let fill = |b: &BlockPlan| {
+        format!("{} closed blocks of at most {BLOCK_NODES} nodes, {:.1} % filled", b.count(), 100.0 * b.fill())
+    };
+    let why_not = if plan.tiles.as_ref().is_none_or(|t| t.kernel != TileKernel::Dense) {
+        "the forward takes no dense tiles".to_string()
+    } else {
+        match form_blocks(graph) {
+            None => format!("the graph does not cut into closed blocks of at most {BLOCK_NODES} nodes"),
+            Some(_) if u64::from(blocks::SHARED_BYTES) > u64::from(device.max_shared_per_block) => format!(
+                "a block needs {} bytes of shared memory; the device allows {}",
+                blocks::SHARED_BYTES,
+                device.max_shared_per_block
+            ),
+            Some(b) if b.count() as u64 * u64::from(plan.heads) > i32::MAX as u64 => {
+                format!("{} blocks x {} heads are more than one launch takes", b.count(), plan.heads)
+            }
+            Some(b) if forced => {
+                plan.reasons.push(format!("backward: over {} (forced)", fill(&b)));
+                plan.blocks = Some(b);
+                return Ok(());
+            }
+            Some(b) => format!("{}: not unless forced, not yet timed on a GPU", fill(&b)),
+        }
+    };
+    if forced {
+        return Err(Error::Unsupported { what: format!("the backward over closed blocks: {why_not}") });
+    }
+    plan.reasons.push(format!("backward: not over closed blocks ({why_not})"));
+    Ok(())
+}
+
 /// The least mean in-degree (`E / N_dst`) at which GAT's forward for training sums the positive
 /// part: one more `[N_dst, H, F]` written by the forward and read by the row pass, against the
 /// row pass's gather of `E` feature rows, which on graphs of a few edges per row mostly hits the
@@ -1490,6 +1622,9 @@ impl Plan {
                 }
                 if self.unfused_backward {
                     parts.push("unfused backward".to_string());
+                }
+                if let Some(b) = &self.blocks {
+                    parts.push(format!("backward over {} closed blocks", b.count()));
                 }
                 format!("{} ({})", self.schedule, parts.join(", "))
             }

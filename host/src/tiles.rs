@@ -1,9 +1,13 @@
-//! The tiles of the models' forwards, and of the CSC for GAT's backward column pass, on the device
-//! ([`crate::plan::plan_tiles`] and [`crate::plan::plan_column_tiles`] choose them,
-//! `dfgnn_device::kernels::tiles` runs them): the plan's tile list uploaded once, and the launch.
+//! The tiles of the models' forwards, of the CSC for GAT's backward column pass, and the closed
+//! blocks of GT's backward, on the device ([`crate::plan::plan_tiles`],
+//! [`crate::plan::plan_column_tiles`] and [`crate::plan::plan_blocks`] choose them,
+//! `dfgnn_device::kernels::tiles` runs them): the plan's lists uploaded once, and the launches.
 
-use dfgnn_device::abi::{GatTileColsParams, GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
+use dfgnn_device::abi::{
+    BlockList, GatTileColsParams, GatTilesParams, GatV2TilesParams, GtBlocksBwdParams, GtTilesParams, TileList,
+};
 use dfgnn_device::kernels::tiles::TILE_THREADS;
+use dfgnn_device::kernels::tiles::blocks::{self, GT_BLOCKS_BWD_W1, GT_BLOCKS_BWD_W4};
 use dfgnn_device::kernels::tiles::columns::{
     self, GAT_TILE_COLS_BWD_W1_Q1, GAT_TILE_COLS_BWD_W1_Q2, GAT_TILE_COLS_BWD_W1_Q4, GAT_TILE_COLS_BWD_W4_Q1,
     GAT_TILE_COLS_BWD_W4_Q2, GAT_TILE_COLS_BWD_W4_Q4,
@@ -18,7 +22,7 @@ use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig};
 use crate::backend::Buffer;
 use crate::error::{Error, Result};
 use crate::graph::DeviceGraph;
-use crate::plan::{TileKernel, TilePlan};
+use crate::plan::{BlockPlan, TileKernel, TilePlan};
 
 /// A [`TilePlan`] on the device, over the CSR or (for the backward's column pass) the CSC.
 pub(crate) struct DeviceTiles {
@@ -319,5 +323,81 @@ impl DeviceTiles {
         // d_er `[N_src, H]` and dh `[N_src, H, F]`, distinct from each other; the 16-byte kernel
         // only for `F % 4 == 0`, and the kernel of `lane_quads(F)` quads per lane.
         unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
+    }
+}
+
+/// A [`BlockPlan`] on the device: each closed block's first node, then the graph's nodes.
+pub(crate) struct DeviceBlocks {
+    first: Buffer<u32>,
+    count: usize,
+}
+
+/// Where GT's backward over closed blocks reads its inputs and writes its results.
+pub(crate) struct BlocksIo {
+    pub(crate) q: GSlice<f32>,
+    pub(crate) k: GSlice<f32>,
+    pub(crate) v: GSlice<f32>,
+    pub(crate) stats: GSlice<f32>,
+    pub(crate) d_out: GSlice<f32>,
+    pub(crate) dq: GSliceMut<f32>,
+    pub(crate) dk: GSliceMut<f32>,
+    pub(crate) dv: GSliceMut<f32>,
+}
+
+impl DeviceBlocks {
+    /// Uploads `plan`'s closed blocks to `graph`'s backend.
+    pub(crate) fn upload(graph: &DeviceGraph<'_>, plan: &BlockPlan) -> Result<Self> {
+        Ok(Self { first: graph.backend().upload(&plan.first)?, count: plan.count() })
+    }
+
+    /// GT's backward over the closed blocks: `io.dq`, `io.dk` and `io.dv` for every node of
+    /// `graph` (the blocks cover them all), `heads` × `feat` features, from the stats of the
+    /// forward over dense tiles at the same `scale_log2`, the query and key gradients times
+    /// `grad_scale`.
+    pub(crate) fn gt_backward(
+        &self,
+        graph: &DeviceGraph<'_>,
+        (heads, feat): (u32, u32),
+        (scale_log2, grad_scale): (f32, f32),
+        io: BlocksIo,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let params = GtBlocksBwdParams {
+            blocks: BlockList {
+                offsets: graph.d_row_offsets.view(),
+                columns: graph.d_columns.view(),
+                coo_rows: graph.d_coo_rows.view(),
+                first: self.first.view(),
+                count: self.count as u32,
+                heads,
+            },
+            q: io.q,
+            k: io.k,
+            v: io.v,
+            stats: io.stats,
+            d_out: io.d_out,
+            dq: io.dq,
+            dk: io.dk,
+            dv: io.dv,
+            feat,
+            scale_log2,
+            grad_scale,
+        };
+        // The planner kept blocks × heads within one launch's grid and the shared memory within
+        // the device's limit.
+        let config = LaunchConfig {
+            grid: Dim3::x(self.count as u32 * heads),
+            block: Dim3::x(TILE_THREADS),
+            shared_bytes: blocks::SHARED_BYTES,
+        };
+        let kernel = if feat.is_multiple_of(4) { &GT_BLOCKS_BWD_W4 } else { &GT_BLOCKS_BWD_W1 };
+        // SAFETY: the blocks are this graph's (planned from its CSR, which is square: each
+        // block's rows' columns lie in the block, of at most `BLOCK_NODES` nodes); q, k, v,
+        // d_out `[N, H, F]` and stats `[N, H, 2]` are views the caller checked, read-only and
+        // distinct from the three outputs, each `[N, H, F]` and distinct from each other; the
+        // 16-byte kernel only for `F % 4 == 0`.
+        unsafe { graph.backend().launch(kernel, &config, &params) }
     }
 }

@@ -66,7 +66,7 @@ fn launches_and_buffers_per_call() {
     let rows = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
     let packing_off = PlanOptions { team_rows_below: Some(0), ..rows.clone() };
     #[rustfmt::skip]
-    let table: [Case; 8] = [
+    let table: [Case; 9] = [
         // 4 x 64: one team, nothing packed or split: one launch per pass; 3 + 4 buffers.
         ("4x64 row_tiled", 4, 64, rows.clone(), (c(1, 3), c(2, 4))),
         // 1 x 7: 4 teams of 8 lanes, but far fewer short rows than one wave of warps: by default
@@ -90,10 +90,15 @@ fn launches_and_buffers_per_call() {
             schedule: Schedule::RowSplit, split_threshold: Some(4), chunk_edges: Some(2), ..PlanOptions::default()
         }, (c(1, 6), c(4, 7))),
         // Tiles (the default here: one tile of the 8 rows, per edge; and forced dense): the
-        // forward is one launch whatever the packing, the backward the fused passes'.
+        // forward is one launch whatever the packing, the backward the fused passes'; after the
+        // dense tiles with the closed blocks forced, the backward over the graph's one closed
+        // block: one launch, dq, dk, dv.
         ("1x7 per-edge tiles", 1, 7, PlanOptions::default(), (c(1, 3), c(2, 4))),
         ("4x64 dense tiles", 4, 64, PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() },
             (c(1, 3), c(2, 4))),
+        ("4x64 dense tiles, closed blocks", 4, 64, PlanOptions {
+            tiles: Some(TileChoice::Dense), block_backward: Some(true), ..PlanOptions::default()
+        }, (c(1, 3), c(1, 3))),
     ];
     for (name, heads, feat, plan, want) in table {
         assert_eq!(counts(heads, feat, plan), want, "{name}");

@@ -291,7 +291,18 @@ pub fn bipartite_cases(budget: Budget) -> impl Strategy<Value = ((u32, u32), Csr
 /// sources), each pair an edge with probability 1/2, every node's self loop, a duplicate edge in
 /// every 9th row, every 11th row empty.
 pub fn dense_batch() -> Csr {
-    let sizes = [1usize, 5, 37, 128, 60, 200, 3];
+    batch_of(&[1, 5, 37, 128, 60, 200, 3])
+}
+
+/// [`dense_batch`] without its 200-node graph: a batch that cuts into closed blocks of at most
+/// 160 nodes (the 1-, 5- and 37-node graphs in one, the 128-node one alone, the 60- and 3-node
+/// ones in one), the graphs `auto` runs GT's backward over (`dfgnn::plan::plan_blocks`).
+pub fn closed_batch() -> Csr {
+    batch_of(&[1, 5, 37, 128, 60, 3])
+}
+
+/// A block-diagonal batch of graphs of `sizes` nodes as [`dense_batch`] makes them.
+fn batch_of(sizes: &[usize]) -> Csr {
     let n: usize = sizes.iter().sum();
     let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -300,7 +311,7 @@ pub fn dense_batch() -> Csr {
         (state >> 33) & 1 == 1
     };
     let mut first = 0;
-    for size in sizes {
+    for &size in sizes {
         for (r, row) in rows.iter_mut().enumerate().skip(first).take(size) {
             if r % 11 == 10 {
                 continue;

@@ -140,6 +140,18 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
+        fn gt_blocks() {
+            $crate::suite::closed_blocks(&$backend, $crate::suite::Model::Gt);
+        }
+
+        #[test]
+        $(#[$attr])*
+        fn agnn_blocks() {
+            $crate::suite::closed_blocks(&$backend, $crate::suite::Model::Agnn);
+        }
+
+        #[test]
+        $(#[$attr])*
         fn agnn_tiles() {
             $crate::suite::tiles(&$backend, $crate::suite::Model::Agnn);
         }

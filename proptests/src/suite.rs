@@ -11,9 +11,9 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
 use crate::cases::{
-    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, corner_graphs, cost, dense_batch, dense_bipartite,
-    duplicate_hub, duplicate_hub_cases, forced_options, gat_forced_options, power_law_cases, sparse_batch, star_batch,
-    sweep_graph,
+    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, closed_batch, corner_graphs, cost, dense_batch,
+    dense_bipartite, duplicate_hub, duplicate_hub_cases, forced_options, gat_forced_options, power_law_cases,
+    sparse_batch, star_batch, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -421,6 +421,62 @@ pub fn tiles(backend: &Backend, model: Model) {
     tally.finish();
 }
 
+/// GT's and AGNN's backward over closed blocks (`dfgnn::plan::plan_blocks`): forced, they must
+/// run on a batch of small dense graphs that cuts into closed blocks (after the forward over
+/// dense tiles), for odd and wide shapes, within the tolerance rule and bit-identical run after
+/// run; `auto` and forbidden take none there, and give the row passes' results; forced on a
+/// batch with a graph of more than 160 nodes, on a bipartite graph (GT) and with the forward's
+/// tiles off, it is a clear error.
+pub fn closed_blocks(backend: &Backend, model: Model) {
+    let mut tally = Tally::new(model.pick(["gt_blocks", "agnn_blocks", "", ""]));
+    let batch = closed_batch();
+    let blocks = |report: &Report, want: bool| -> Result<(), String> {
+        let got = report.plan.blocks.is_some();
+        if got != want {
+            return Err(format!("{}\n{}the closed blocks are {got}, expected {want}", report.context, report.plan));
+        }
+        Ok(())
+    };
+    for (h, f) in [(1, 7), (3, 33), (2, 100), (1, 128), (8, 4)] {
+        let with = |on| PlanOptions { block_backward: on, ..PlanOptions::default() };
+        for (options, want) in [(PlanOptions::default(), false), (with(Some(true)), true), (with(Some(false)), false)] {
+            let result = model.check(backend, &batch, h, f, &options, 31 + u64::from(f)).and_then(|r| blocks(&r, want));
+            tally.record(result.map_err(|e| format!("`closed batch`: {e}")));
+        }
+    }
+    let forced = PlanOptions { block_backward: Some(true), ..PlanOptions::default() };
+    let untiled = PlanOptions { tiles: Some(TileChoice::Off), ..forced.clone() };
+    let mut refused =
+        vec![("dense batch", dense_batch(), &forced), ("closed batch without tiles", batch.clone(), &untiled)];
+    if model == Model::Gt {
+        refused.push(("dense bipartite", dense_bipartite(), &forced));
+    }
+    for (name, g, options) in refused {
+        let run = || match model {
+            Model::Gt => {
+                let inputs = GtInputs::random(g.num_dst(), g.num_src(), 2, 8, 1.0, 5);
+                run_gt(backend, &g, &GtCase::new(2, 8, options), &inputs).map(|_| ())
+            }
+            _ => {
+                let inputs = AgnnInputs::random(g.num_dst(), 2, 8, 5);
+                run_agnn(backend, &g, 2, 8, options, &inputs).map(|_| ())
+            }
+        };
+        tally.record(match no_panic(run) {
+            Err(Error::Unsupported { what }) if what.contains("closed blocks") => Ok(()),
+            Err(e) => Err(format!("`{name}`, closed blocks forced: expected Unsupported naming them, got: {e}")),
+            Ok(()) => Err(format!("`{name}`, closed blocks forced: should be an error")),
+        });
+    }
+    let options = forced;
+    let repeated = match model {
+        Model::Gt => check_gt_repeatable(backend, &batch, &GtCase::new(3, 33, &options), 7, 2),
+        _ => check_agnn_repeatable(backend, &batch, 3, 33, &options, 7, 2),
+    };
+    tally.record(repeated.map_err(|e| format!("`closed batch` run twice: {e}")));
+    tally.finish();
+}
+
 /// A long row of few repeated edges, where equal terms round alike and a plain running sum
 /// drifts by up to one ulp per term: every model, two shapes, every schedule. The graph and the
 /// last check are the case the GATv2 property test found (one row of 281 edges over 3 sources;
@@ -613,8 +669,11 @@ pub fn fused_backward_keeps_naive_accuracy_at_large_scores(backend: &Backend) {
     // stats the tiles wrote).
     let tiled =
         [TileChoice::Dense, TileChoice::Edges].map(|t| PlanOptions { tiles: Some(t), ..PlanOptions::default() });
+    // And the backward over closed blocks after the dense tiles (the graph is one block), which
+    // repeats the tiles' scores instead of restating their maxima.
+    let blocks = PlanOptions { tiles: Some(TileChoice::Dense), block_backward: Some(true), ..PlanOptions::default() };
     let options = Schedule::ALL.map(|schedule| PlanOptions { schedule, ..PlanOptions::default() });
-    for options in options.into_iter().chain(tiled) {
+    for options in options.into_iter().chain(tiled).chain([blocks]) {
         for scale in [0.5f32, 1.0, 2.0] {
             let case = GtCase { heads: 3, feat: 128, scale: Some(scale), magnitude: 4.0, options: options.clone() };
             tally.record(check_gt_case(backend, &g, &case, 8704362589034288363));

@@ -24,9 +24,10 @@
 
 use dfgnn::DeviceLimits;
 use dfgnn::plan::{
-    CompiledVariant, GraphShape, LaneLayout, MAX_UNFUSED_BACKWARD_DEGREE, MAX_UNFUSED_BACKWARD_HEADS, MIN_PART_DEGREE,
-    MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel, chunk_edges, lane_layout,
-    plan, plan_column_tiles, plan_gat_backward, plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
+    BLOCK_NODES, CompiledVariant, GraphShape, LaneLayout, MAX_UNFUSED_BACKWARD_DEGREE, MAX_UNFUSED_BACKWARD_HEADS,
+    MIN_PART_DEGREE, MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel,
+    chunk_edges, form_blocks, lane_layout, plan, plan_blocks, plan_column_tiles, plan_gat_backward, plan_positive_part,
+    plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -583,6 +584,123 @@ impl Shape {
         plan_tiles(&mut p, &shape, device, options, (&[TileKernel::Dense, TileKernel::Edges], restated))?;
         Ok(p)
     }
+}
+
+impl Shape {
+    /// [`Shape::tiles`] (restated, as GT plans them), then GT's closed blocks.
+    fn blocks(&self, options: &PlanOptions, device: &DeviceLimits) -> dfgnn::Result<Plan> {
+        let mut p = self.tiles_restated(options, device, true)?;
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        plan_blocks(&mut p, &shape, device, options)?;
+        Ok(p)
+    }
+
+    /// [`form_blocks`]' block starts (then `N`), or `None`.
+    fn block_starts(&self) -> Option<Vec<u32>> {
+        let shape = GraphShape {
+            row_offsets: &self.rows,
+            col_offsets: &self.cols,
+            row_min_col: &self.min_col,
+            row_max_col: &self.max_col,
+        };
+        form_blocks(&shape).map(|b| b.first)
+    }
+}
+
+#[test]
+fn closed_blocks_pack_the_graphs_that_no_edge_crosses() {
+    assert_eq!(BLOCK_NODES, 160);
+    // 10 complete graphs of 30 nodes: each closed, packed 5 to a block (150 nodes; a sixth would
+    // make 180, past 160): blocks at 0 and 150, then the end (300).
+    let s = Shape::of(&complete_batch(10, 30));
+    assert_eq!(s.block_starts(), Some(vec![0, 150, 300]));
+    // Graphs of exactly 160 nodes take a block each; of 161, none cuts them.
+    assert_eq!(Shape::of(&complete_batch(3, 160)).block_starts(), Some(vec![0, 160, 320, 480]));
+    assert_eq!(Shape::of(&complete_batch(2, 161)).block_starts(), None);
+    // 7 graphs of 40 nodes pack 4 to a block; an edge from row 170 (the fifth graph) to node 125
+    // (the fourth) joins those two into one closed range of 80 nodes, which does not fit beside
+    // the first three (200 nodes) and starts the second block.
+    let rows = |join: bool| {
+        let mut rows: Vec<Vec<u32>> = (0..280).map(|r| ((r / 40 * 40)..(r / 40 * 40 + 40)).collect()).collect();
+        if join {
+            rows[170].push(125);
+        }
+        Csr::from_rows(280, &rows).unwrap()
+    };
+    assert_eq!(Shape::of(&rows(false)).block_starts(), Some(vec![0, 160, 280]));
+    assert_eq!(Shape::of(&rows(true)).block_starts(), Some(vec![0, 120, 280]));
+    // Empty rows and isolated nodes are closed ranges of their own; a graph with no edges cuts
+    // into blocks of 160 nodes.
+    let empty = Csr::from_rows(300, &vec![Vec::new(); 300]).unwrap();
+    assert_eq!(Shape::of(&empty).block_starts(), Some(vec![0, 160, 300]));
+    // A bipartite graph (not square) does not cut into closed blocks.
+    let bipartite = Csr::from_rows(3, &vec![vec![0u32, 1, 2]; 10]).unwrap();
+    assert_eq!(Shape::of(&bipartite).block_starts(), None);
+}
+
+#[test]
+fn gt_backward_takes_closed_blocks_when_forced_after_dense_tiles() {
+    let device = DeviceLimits::h200();
+    let auto = PlanOptions::default();
+    let forced = PlanOptions { block_backward: Some(true), ..PlanOptions::default() };
+    // 5 complete graphs of 100 nodes: dense tiles (69.8 %, as above), and closed blocks of one
+    // graph each (two would make 200 nodes), every pair an edge: 100 % filled. `auto` does not
+    // take them (not yet timed on a GPU) and says so; forced, they run.
+    let s = Shape::of(&complete_batch(5, 100));
+    let p = s.blocks(&auto, &device).unwrap();
+    assert_eq!(p.tiles.as_ref().map(|t| t.kernel), Some(TileKernel::Dense));
+    assert_eq!(p.blocks, None);
+    let why = "5 closed blocks of at most 160 nodes, 100.0 % filled: not unless forced";
+    assert!(
+        p.reasons.iter().any(|r| r.starts_with("backward: not over closed blocks") && r.contains(why)),
+        "{:?}",
+        p.reasons
+    );
+    let p = s.blocks(&forced, &device).unwrap();
+    let b = p.blocks.as_ref().expect("forced closed blocks on a dense batch");
+    assert_eq!((b.first.clone(), b.fill()), (vec![0, 100, 200, 300, 400, 500], 1.0));
+    assert!(p.reasons.iter().any(|r| r.contains("backward: over 5 closed blocks")), "{:?}", p.reasons);
+    assert!(p.summary().contains("backward over 5 closed blocks"), "{}", p.summary());
+    // Forbidden: none; forced with tiles off: an error.
+    let off = PlanOptions { block_backward: Some(false), ..PlanOptions::default() };
+    assert_eq!(s.blocks(&off, &device).unwrap().blocks, None);
+    let untiled = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
+    let p = s.blocks(&untiled, &device).unwrap();
+    assert_eq!(p.blocks, None);
+    assert!(p.reasons.iter().any(|r| r.contains("no dense tiles")), "{:?}", p.reasons);
+    let no_tiles = PlanOptions { tiles: Some(TileChoice::Off), ..forced.clone() };
+    let e = s.blocks(&no_tiles, &device).unwrap_err().to_string();
+    assert!(e.contains("closed blocks") && e.contains("no dense tiles"), "{e}");
+    // A forced schedule with the blocks forced takes them after forced dense tiles.
+    let tiled = PlanOptions { schedule: Schedule::RowTiled, tiles: Some(TileChoice::Dense), ..forced.clone() };
+    assert!(s.blocks(&tiled, &device).unwrap().blocks.is_some());
+    // 8 graphs of 40 nodes, each row 12 edges (its own node and the next 11 of its graph), dense
+    // tiles forced: blocks of 4 graphs (160 nodes), 3,840 edges over 2 x 160² pairs = 7.5 %.
+    let rows: Vec<Vec<u32>> = (0..320u32).map(|r| (0..12).map(|d| r / 40 * 40 + (r % 40 + d) % 40).collect()).collect();
+    let s = Shape::of(&Csr::from_rows(320, &rows).unwrap());
+    let both = PlanOptions { tiles: Some(TileChoice::Dense), ..forced.clone() };
+    let p = s.blocks(&both, &device).unwrap();
+    assert_eq!(p.blocks.as_ref().map(|b| b.first.clone()), Some(vec![0, 160, 320]));
+    assert!(
+        p.reasons.iter().any(|r| r.contains("2 closed blocks of at most 160 nodes, 7.5 % filled")),
+        "{:?}",
+        p.reasons
+    );
+    // Graphs of 161 nodes: dense tiles, no closed blocks (forced: an error).
+    let wide = Shape::of(&complete_batch(2, 161));
+    let p = wide.blocks(&auto, &device).unwrap();
+    assert!(p.tiles.is_some() && p.blocks.is_none());
+    assert!(p.reasons.iter().any(|r| r.contains("does not cut into closed blocks of at most 160")), "{:?}", p.reasons);
+    assert!(wide.blocks(&forced, &device).is_err());
+    // Too little shared memory for a block (it takes 151,040 bytes): forced, an error.
+    let small = DeviceLimits { max_shared_per_block: 128 * 1024, ..DeviceLimits::h200() };
+    let s = Shape::of(&complete_batch(5, 100));
+    assert!(s.blocks(&forced, &small).unwrap_err().to_string().contains("bytes of shared memory"));
 }
 
 /// A block-diagonal batch: `graphs` complete graphs (self loops included) of `nodes` nodes each.

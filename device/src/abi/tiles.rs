@@ -1,5 +1,5 @@
-//! Parameters of the tile kernels (`kernels::tiles`): the forwards over tiles of the CSR, and the
-//! backward's column pass over tiles of the CSC.
+//! Parameters of the tile kernels (`kernels::tiles`): the forwards over tiles of the CSR, the
+//! backward's column pass over tiles of the CSC, and GT's backward over closed blocks.
 
 use super::LaunchParams;
 use crate::simt::{GSlice, GSliceMut};
@@ -159,3 +159,60 @@ pub struct GatTileColsParams {
 // SAFETY: repr(C), plain data and slices.
 unsafe impl LaunchParams for GatTileColsParams {}
 const _: () = assert!(core::mem::size_of::<GatTileColsParams>() == 232);
+
+/// A launch's closed blocks and the CSR they cut, the first field of
+/// [`GtBlocksBwdParams`]. Block `b` takes closed block `b / H` and head `b % H`; a closed block is
+/// a range of at most `BLOCK_NODES` consecutive nodes of a square graph whose rows' edges all
+/// come from nodes of the range (so its nodes' out-edges all go to rows of the range), and the
+/// blocks cover every node once, in order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BlockList {
+    /// `[N + 1]` CSR offsets.
+    pub offsets: GSlice<u64>,
+    /// `[E]` CSR columns.
+    pub columns: GSlice<u32>,
+    /// `[E]` the row of every edge.
+    pub coo_rows: GSlice<u32>,
+    /// `[B + 1]` each block's first node, then `N`.
+    pub first: GSlice<u32>,
+    /// Blocks `B` (the grid is `B·H` blocks).
+    pub count: u32,
+    /// Heads `H`.
+    pub heads: u32,
+}
+const _: () = assert!(core::mem::size_of::<BlockList>() == 72);
+
+/// `gt_blocks_bwd_w{1,4}`: GT's backward over the closed blocks of [`BlockList`], after the
+/// forward over dense tiles (whose scores it repeats bit for bit; its maxima not restated).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GtBlocksBwdParams {
+    /// The closed blocks.
+    pub blocks: BlockList,
+    /// `[N, H, F]` queries.
+    pub q: GSlice<f32>,
+    /// `[N, H, F]` keys.
+    pub k: GSlice<f32>,
+    /// `[N, H, F]` values.
+    pub v: GSlice<f32>,
+    /// `[N, H, 2]` the forward's (max score in base-2 units, 1/sum).
+    pub stats: GSlice<f32>,
+    /// `[N, H, F]` gradient of the output.
+    pub d_out: GSlice<f32>,
+    /// `[N, H, F]` gradient of the queries.
+    pub dq: GSliceMut<f32>,
+    /// `[N, H, F]` gradient of the keys.
+    pub dk: GSliceMut<f32>,
+    /// `[N, H, F]` gradient of the values.
+    pub dv: GSliceMut<f32>,
+    /// Features per head `F`.
+    pub feat: u32,
+    /// The score scale times log2(e).
+    pub scale_log2: f32,
+    /// The score scale `c` (the factor of the query and key gradients).
+    pub grad_scale: f32,
+}
+// SAFETY: repr(C), plain data and slices.
+unsafe impl LaunchParams for GtBlocksBwdParams {}
+const _: () = assert!(core::mem::size_of::<GtBlocksBwdParams>() == 216);

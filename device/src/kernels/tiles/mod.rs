@@ -25,6 +25,7 @@
 //! each row's first highest-scoring edge is scored again as the backward's row pass sums it
 //! (`restate_maxima`), and that is the row's maximum in the stats.
 
+pub mod blocks;
 pub mod columns;
 pub mod dense;
 pub mod edges;

@@ -1,0 +1,366 @@
+//! GT's backward over **closed blocks**: ranges of at most [`BLOCK_NODES`] consecutive nodes of a
+//! square graph whose edges all stay inside (every edge of a block's rows comes from a node of the
+//! block, so every edge of its nodes as sources goes to a row of the block: the graphs of a batch
+//! of small graphs, several small ones to a block). One block of threads per closed block and
+//! head computes its rows' `dq` and its nodes' `dk` and `dv` whole, from the block's queries,
+//! keys, values and output gradients staged in shared memory, as dense products over every
+//! (row, source) pair of the block, the pairs that are not edges masked out: the score and
+//! `dO·v` of each pair once, where the row and column passes each recompute them per edge from
+//! features gathered from L2.
+//!
+//! # Grid mapping
+//! Block `b` takes closed block `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16
+//! grid; a block of `n` nodes computes `⌈n/16⌉` groups of 16 rows and of 16 sources (the others
+//! skipped, block-uniformly).
+//! 0. Counts: each pair's number of edges (duplicates count), from the block's contiguous range
+//!    of CSR edges by shared-memory integer atomics (exact, so order-free).
+//! 1. Scores: thread `(ty, tx)` holds rows `ty + 16·i` and sources `tx + 16·j` (`i, j < 10`), each
+//!    score `(c·log2 e·q)·kᵀ` a sequential multiply-add chain over the features in order, staged
+//!    as the dense tile forward stages them ([`super::dense`]): **the same bits**, so the
+//!    forward's saved maximum is exactly the highest of these scores (the plan runs this backward
+//!    only after that forward, with its maxima not restated). Then each pair's weight
+//!    `α = n·2^(s − m)·(1/l)` from the forward's `(m, 1/l)`, over the counts.
+//! 2. Chunk by chunk of [`SCORE_CHUNK`] features of `dO` and `v`: `dP = dO·vᵀ` accumulated as the
+//!    scores are, and the chunk's `dv_u = Σ_i α_iu·dO_i`, thread `(ty, tx)` taking nodes
+//!    `10·ty + i` and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij` (a row's 16
+//!    threads by butterfly) and `ds_ij = α_ij·(dP_ij − D_i)`, over the weights.
+//! 3. Chunk by chunk of features of `k` and `q`, with step 2's thread layout:
+//!    `dq_u = c·Σ_j ds_uj·k_j` and `dk_u = c·Σ_i ds_iu·q_i`.
+//!
+//! Every sum over nodes runs in node order.
+//!
+//! # Shared memory
+//! [`SHARED_BYTES`]: one `BLOCK_NODES × (BLOCK_NODES + 4)` matrix of floats (the counts as u32,
+//! then the weights, then the score gradients, each replacing the last in place) and two staged
+//! chunks of `BLOCK_NODES` rows; one block per multiprocessor.
+//!
+//! # Numerics
+//! f32; sums of at most [`BLOCK_NODES`] terms, a pair with no edge adding an exact zero. No
+//! atomics on floats: the same inputs give the same bits.
+
+use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_THREADS, stage};
+use crate::abi::GtBlocksBwdParams;
+use crate::kernels::common::reduce::sum_over;
+use crate::kernels::common::softmax::weight;
+use crate::kernels::common::unroll::unroll;
+use crate::simt::{self, F2, F4, GSlice, SharedSlice, math};
+
+/// Nodes of a closed block at most.
+pub const BLOCK_NODES: usize = 160;
+/// Threads along each side of the block's 16 × 16 grid.
+const SIDE: usize = 16;
+/// Rows (and groups of sources) per thread in the pair products, nodes per thread in the
+/// gradients.
+const PER: usize = BLOCK_NODES / SIDE;
+/// Floats per row of the matrix.
+const M_STRIDE: usize = BLOCK_NODES + 4;
+/// Bytes of the matrix.
+const M_BYTES: usize = BLOCK_NODES * M_STRIDE * 4;
+/// Bytes of one staged chunk.
+const CHUNK_BYTES: usize = BLOCK_NODES * STRIDE * 4;
+const _: () = assert!(TILE_THREADS as usize == SIDE * SIDE && 2 * SIDE == SCORE_CHUNK && PER.is_multiple_of(2));
+/// Dynamic shared memory of a block.
+pub const SHARED_BYTES: u32 = (M_BYTES + 2 * CHUNK_BYTES) as u32;
+
+crate::kernel! {
+    /// GT's backward over the closed blocks of [`GtBlocksBwdParams`], staging 4 bytes at a time
+    /// (any `F`).
+    pub kernel GT_BLOCKS_BWD_W1 = fn gt_blocks_bwd_w1(p: &GtBlocksBwdParams) {
+        gt_blocks_backward::<false>(p)
+    }
+}
+
+crate::kernel! {
+    /// GT's backward over the closed blocks of [`GtBlocksBwdParams`], staging 16 bytes at a time
+    /// (`F % 4 == 0`).
+    pub kernel GT_BLOCKS_BWD_W4 = fn gt_blocks_bwd_w4(p: &GtBlocksBwdParams) {
+        gt_blocks_backward::<true>(p)
+    }
+}
+
+/// `per!(|i| { body })`: runs `body` with `i = 0, 1, …, PER − 1` written out as straight-line
+/// code, as [`unroll!`] does for at most 8 (and with literal indices, which keep the emulator's
+/// build fast: computed ones made it take many minutes).
+macro_rules! per {
+    (|$i:ident| $body:block) => {{
+        const { assert!(PER == 10, "per! writes out 10 iterations") };
+        per!(@each $i, $body, 0 1 2 3 4 5 6 7 8 9)
+    }};
+    (@each $i:ident, $body:block, $($k:literal)*) => {{
+        $(
+            {
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    }};
+}
+
+/// A staged chunk of `BLOCK_NODES` rows of [`STRIDE`] floats, as floats, pairs and quads.
+#[derive(Clone, Copy)]
+struct Chunk {
+    f1: SharedSlice<f32>,
+    f2: SharedSlice<F2>,
+    f4: SharedSlice<F4>,
+}
+
+impl Chunk {
+    /// The `index`-th chunk after the matrix.
+    #[inline(always)]
+    fn at(shared: &simt::SharedMem, index: usize) -> Self {
+        let at = M_BYTES + index * CHUNK_BYTES;
+        let floats = BLOCK_NODES * STRIDE;
+        Self { f1: shared.slice(at, floats), f2: shared.slice(at, floats / 2), f4: shared.slice(at, floats / 4) }
+    }
+}
+
+/// Where a block's features are: the block's nodes `(first, n)`, the rows it stages (`n`
+/// rounded up to a group of 16) and the head's features `(row_len, col, feat)` in `[N, H, F]`.
+#[derive(Clone, Copy)]
+struct Block {
+    first: usize,
+    n: usize,
+    rows: usize,
+    row_len: usize,
+    col: usize,
+}
+
+impl Block {
+    /// Stages features `[f0, f0 + valid)` of the block's nodes of `src`, times `scale`, into
+    /// `dst` (zero past them).
+    #[inline(always)]
+    fn stage<const WIDE: bool>(&self, dst: Chunk, src: GSlice<f32>, (f0, valid): (usize, usize), scale: f32) {
+        stage::<WIDE>(
+            (dst.f1, dst.f4),
+            self.rows,
+            src,
+            (self.first, self.n),
+            self.row_len,
+            self.col + f0,
+            valid,
+            scale,
+        );
+    }
+}
+
+/// Adds `a_r·b_c` over a staged chunk of features to `acc` for every pair of thread `(ty, tx)`
+/// (rows `ty + 16·i`, sources `tx + 16·j` of the `groups` groups of 16 in use), each a
+/// sequential multiply-add chain over the features in order.
+#[inline(always)]
+fn pair_products(acc: &mut [[f32; PER]; PER], (sa, sb): (Chunk, Chunk), groups: usize, (ty, tx): (usize, usize)) {
+    let mut f4 = 0;
+    while f4 < SCORE_CHUNK / 4 {
+        let mut av = [F4::default(); PER];
+        per!(|i| {
+            if i < groups {
+                av[i] = sa.f4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
+            }
+        });
+        per!(|j| {
+            if j < groups {
+                let bv = sb.f4.load((tx + SIDE * j) * (STRIDE / 4) + f4);
+                per!(|i| {
+                    if i < groups {
+                        let mut x = acc[i][j];
+                        unroll!(4, |c| {
+                            x = math::fma(av[i].0[c], bv.0[c], x);
+                        });
+                        acc[i][j] = x;
+                    }
+                });
+            }
+        });
+        f4 += 1;
+    }
+}
+
+/// Thread `(ty, tx)`'s sums `Σ_r m_ru·x_r` over the block's `n` nodes `r`, for its nodes
+/// `u = 10·ty + i` and the features `2·tx, 2·tx + 1` of the staged chunk `x`: a column of the
+/// matrix `m` against the chunk, in node order.
+#[inline(always)]
+fn column_sums(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+    let mut acc = [F2::default(); PER];
+    let mut r = 0;
+    while r < n {
+        let xv = x.f2.load(r * (STRIDE / 2) + tx);
+        let at = r * (M_STRIDE / 2) + (PER / 2) * ty;
+        unroll!(PER / 2, |c| {
+            let w = m.load(at + c);
+            unroll!(2, |k| {
+                unroll!(2, |f| {
+                    acc[2 * c + k].0[f] = math::fma(w.0[k], xv.0[f], acc[2 * c + k].0[f]);
+                });
+            });
+        });
+        r += 1;
+    }
+    acc
+}
+
+/// Thread `(ty, tx)`'s sums `Σ_j m_uj·x_j` over the block's nodes `j` (in quads up to `quads`),
+/// for its nodes `u = 10·ty + i` and the features `2·tx, 2·tx + 1` of the staged chunk `x`: a row
+/// of the matrix `m` against the chunk, in node order.
+#[inline(always)]
+fn row_sums(m: SharedSlice<F2>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+    let mut acc = [F2::default(); PER];
+    let mut j2 = 0;
+    while j2 < 2 * quads {
+        let xv = [x.f2.load(2 * j2 * (STRIDE / 2) + tx), x.f2.load((2 * j2 + 1) * (STRIDE / 2) + tx)];
+        per!(|i| {
+            let w = m.load((PER * ty + i) * (M_STRIDE / 2) + j2);
+            unroll!(2, |c| {
+                unroll!(2, |f| {
+                    acc[i].0[f] = math::fma(w.0[c], xv[c].0[f], acc[i].0[f]);
+                });
+            });
+        });
+        j2 += 1;
+    }
+    acc
+}
+
+/// GT's backward over the closed blocks of [`GtBlocksBwdParams`] (`block.x = TILE_THREADS`, grid
+/// `B·H`, [`SHARED_BYTES`] of dynamic shared memory); `WIDE` stages 16 bytes at a time and needs
+/// `F % 4 == 0`.
+#[inline(always)]
+fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
+    let heads = p.blocks.heads as usize;
+    let b = simt::block_idx().x as usize;
+    let (block, h) = (b / heads, b % heads);
+    if block >= p.blocks.count as usize {
+        return;
+    }
+    let t = simt::thread_idx().x as usize;
+    let (tx, ty) = (t % SIDE, t / SIDE);
+    let first = p.blocks.first.load(block) as usize;
+    let n = p.blocks.first.load(block + 1) as usize - first;
+    let groups = n.div_ceil(SIDE);
+    let feat = p.feat as usize;
+    let nodes = Block { first, n, rows: groups * SIDE, row_len: heads * feat, col: h * feat };
+    let shared = simt::dynamic_shared();
+    let counts = shared.slice::<u32>(0, BLOCK_NODES * M_STRIDE);
+    let matrix = shared.slice::<f32>(0, BLOCK_NODES * M_STRIDE);
+    let matrix2 = shared.slice::<F2>(0, BLOCK_NODES * M_STRIDE / 2);
+    let matrix4 = shared.slice::<F4>(0, BLOCK_NODES * M_STRIDE / 4);
+    let (sa, sb) = (Chunk::at(&shared, 0), Chunk::at(&shared, 1));
+    let pair = |i: usize, j: usize| (ty + SIDE * i) * M_STRIDE + tx + SIDE * j;
+    // Thread `(ty, tx)`'s result for node `10·ty + i`, features `2·tx + f` of the chunk from `f0`.
+    let store = |out: simt::GSliceMut<f32>, (f0, valid): (usize, usize), sums: [F2; PER], factor: f32| {
+        per!(|i| {
+            let node = PER * ty + i;
+            if node < n {
+                let base = (first + node) * nodes.row_len + nodes.col + f0 + 2 * tx;
+                unroll!(2, |f| {
+                    if 2 * tx + f < valid {
+                        out.store(base + f, sums[i].0[f] * factor);
+                    }
+                });
+            }
+        });
+    };
+
+    // 0. Each pair's edge count: the block's edges are a contiguous range of the CSR.
+    let threads = TILE_THREADS as usize;
+    let mut i = t;
+    while i < BLOCK_NODES * M_STRIDE / 4 {
+        matrix4.store(i, F4::default());
+        i += threads;
+    }
+    simt::sync_threads();
+    let end = p.blocks.offsets.load(first + n) as usize;
+    let mut e = p.blocks.offsets.load(first) as usize + t;
+    while e < end {
+        let mut pairs = [(0u32, 0u32); IN_FLIGHT];
+        unroll!(IN_FLIGHT, |u| {
+            if e + u * threads < end {
+                pairs[u] = (p.blocks.coo_rows.load(e + u * threads), p.blocks.columns.load(e + u * threads));
+            }
+        });
+        unroll!(IN_FLIGHT, |u| {
+            if e + u * threads < end {
+                let (row, source) = (pairs[u].0 as usize - first, pairs[u].1 as usize - first);
+                counts.atomic_add(row * M_STRIDE + source, 1);
+            }
+        });
+        e += IN_FLIGHT * threads;
+    }
+
+    // 1. Scores as the dense tile forward computes them, then the weights over the counts (the
+    // first barrier also ends the counting).
+    let mut acc = [[0.0f32; PER]; PER];
+    let mut f0 = 0;
+    while f0 < feat {
+        let valid = (feat - f0).min(SCORE_CHUNK);
+        simt::sync_threads();
+        nodes.stage::<WIDE>(sa, p.q, (f0, valid), p.scale_log2);
+        nodes.stage::<WIDE>(sb, p.k, (f0, valid), 1.0);
+        simt::sync_threads();
+        pair_products(&mut acc, (sa, sb), groups, (ty, tx));
+        f0 += SCORE_CHUNK;
+    }
+    per!(|i| {
+        let row = ty + SIDE * i;
+        if i < groups {
+            let (mut m, mut inv) = (0.0f32, 0.0f32);
+            if row < n {
+                let at = (first + row) * heads + h;
+                (m, inv) = (p.stats.load(2 * at), p.stats.load(2 * at + 1));
+            }
+            per!(|j| {
+                if j < groups {
+                    let at = pair(i, j);
+                    let count = counts.load(at);
+                    let a = if count == 0 { 0.0 } else { weight(acc[i][j], m) * count as f32 * inv };
+                    matrix.store(at, a);
+                }
+            });
+        }
+    });
+
+    // 2. dP = dO·vᵀ and dv, chunk by chunk; then D and the score gradients.
+    let mut acc = [[0.0f32; PER]; PER];
+    let mut f0 = 0;
+    while f0 < feat {
+        let valid = (feat - f0).min(SCORE_CHUNK);
+        simt::sync_threads();
+        nodes.stage::<WIDE>(sa, p.d_out, (f0, valid), 1.0);
+        nodes.stage::<WIDE>(sb, p.v, (f0, valid), 1.0);
+        simt::sync_threads();
+        pair_products(&mut acc, (sa, sb), groups, (ty, tx));
+        store(p.dv, (f0, valid), column_sums(matrix2, sa, n, (ty, tx)), 1.0);
+        f0 += SCORE_CHUNK;
+    }
+    // Every thread's weights read before any is replaced.
+    simt::sync_threads();
+    per!(|i| {
+        if i < groups {
+            let mut d = 0.0f32;
+            per!(|j| {
+                if j < groups {
+                    d = math::fma(matrix.load(pair(i, j)), acc[i][j], d);
+                }
+            });
+            let d = sum_over(d, SIDE as u32);
+            per!(|j| {
+                if j < groups {
+                    let at = pair(i, j);
+                    matrix.store(at, matrix.load(at) * (acc[i][j] - d));
+                }
+            });
+        }
+    });
+
+    // 3. dq and dk, chunk by chunk.
+    let (quads, grad_scale) = (n.div_ceil(4), p.grad_scale);
+    let mut f0 = 0;
+    while f0 < feat {
+        let valid = (feat - f0).min(SCORE_CHUNK);
+        simt::sync_threads();
+        nodes.stage::<WIDE>(sa, p.k, (f0, valid), 1.0);
+        nodes.stage::<WIDE>(sb, p.q, (f0, valid), 1.0);
+        simt::sync_threads();
+        store(p.dq, (f0, valid), row_sums(matrix2, sa, quads, (ty, tx)), grad_scale);
+        store(p.dk, (f0, valid), column_sums(matrix2, sb, n, (ty, tx)), grad_scale);
+        f0 += SCORE_CHUNK;
+    }
+}
