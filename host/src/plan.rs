@@ -1382,6 +1382,15 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
 /// Nodes of a closed block at most (`dfgnn_device::kernels::tiles::blocks`).
 pub const BLOCK_NODES: u32 = blocks::BLOCK_NODES as u32;
 
+/// The least share of the closed blocks' pairs that must be edges for `auto` to run the backward
+/// over them ([`plan_blocks`]): their cost is every pair's, the row and column passes' every
+/// edge's. (H100, GT forward+backward ms, the row and column passes → the blocks:
+/// batch-1024x120-d50, about 42 % of the pairs edges, 1×128 2.62 → 1.77, 4×64 5.20 → 3.64, 8×32
+/// 5.45 → 4.24, 2×50 6.77 → 2.19, AGNN 1×128 2.83 → 1.96; batch-1024x120-d20, about 17 %, 1×128
+/// 1.54 → 1.74; batch-4096x30-d10 4×64 2.07 → 3.09; mol-16384 1×128 2.01 → 4.20; docs/results.md,
+/// twenty-fifth session.)
+pub const MIN_BLOCK_FILL: f64 = 0.25;
+
 /// Closed blocks: ranges of at most [`BLOCK_NODES`] consecutive nodes of a square graph whose
 /// rows' edges all come from nodes of the range, covering every node once, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1454,11 +1463,11 @@ pub fn form_blocks(graph: &GraphShape<'_>) -> Option<BlockPlan> {
 /// (`dfgnn_device::kernels::tiles::blocks`) instead of the row and column passes (AGNN's
 /// normalisation's backward then runs after it, as after the baselines): only after the forward over dense tiles, whose scores it repeats
 /// bit for bit (so the forward must not restate its maxima), on a graph that cuts into closed
-/// blocks ([`form_blocks`]) whose shared memory the device holds, and only when
-/// [`PlanOptions::block_backward`] forces it (an error when it cannot): `auto` does not take it
-/// until it has been timed against the row and column passes on a GPU, and its reasons say what
-/// the blocks would be. (A backward with dropout, after a forward with dropout over the row
-/// passes, runs the fused passes whatever the plan says.)
+/// blocks ([`form_blocks`]) whose shared memory the device holds. Under `auto` (or tiles forced
+/// dense) when at least [`MIN_BLOCK_FILL`] of the blocks' pairs are edges;
+/// [`PlanOptions::block_backward`] forces (an error when it cannot) or forbids it. The reasons
+/// say why. (A backward with dropout, after a forward with dropout over the row passes, runs the
+/// fused passes whatever the plan says.)
 pub fn plan_blocks(
     plan: &mut Plan,
     graph: &GraphShape<'_>,
@@ -1487,12 +1496,12 @@ pub fn plan_blocks(
             Some(b) if b.count() as u64 * u64::from(plan.heads) > i32::MAX as u64 => {
                 format!("{} blocks x {} heads are more than one launch takes", b.count(), plan.heads)
             }
-            Some(b) if forced => {
-                plan.reasons.push(format!("backward: over {} (forced)", fill(&b)));
+            Some(b) if forced || b.fill() >= MIN_BLOCK_FILL => {
+                plan.reasons.push(format!("backward: over {}{}", fill(&b), if forced { " (forced)" } else { "" }));
                 plan.blocks = Some(b);
                 return Ok(());
             }
-            Some(b) => format!("{}: not unless forced, not yet timed on a GPU", fill(&b)),
+            Some(b) => format!("{}: under {:.0} %", fill(&b), 100.0 * MIN_BLOCK_FILL),
         }
     };
     if forced {

@@ -644,29 +644,24 @@ fn closed_blocks_pack_the_graphs_that_no_edge_crosses() {
 }
 
 #[test]
-fn gt_backward_takes_closed_blocks_when_forced_after_dense_tiles() {
+fn gt_backward_takes_closed_blocks_after_dense_tiles() {
     let device = DeviceLimits::h200();
     let auto = PlanOptions::default();
     let forced = PlanOptions { block_backward: Some(true), ..PlanOptions::default() };
     // 5 complete graphs of 100 nodes: dense tiles (69.8 %, as above), and closed blocks of one
-    // graph each (two would make 200 nodes), every pair an edge: 100 % filled. `auto` does not
-    // take them (not yet timed on a GPU) and says so; forced, they run.
+    // graph each (two would make 200 nodes), every pair an edge: 100 % filled, so auto takes them.
     let s = Shape::of(&complete_batch(5, 100));
     let p = s.blocks(&auto, &device).unwrap();
     assert_eq!(p.tiles.as_ref().map(|t| t.kernel), Some(TileKernel::Dense));
-    assert_eq!(p.blocks, None);
-    let why = "5 closed blocks of at most 160 nodes, 100.0 % filled: not unless forced";
+    let b = p.blocks.as_ref().expect("auto takes closed blocks on a dense batch");
+    assert_eq!((b.first.clone(), b.fill()), (vec![0, 100, 200, 300, 400, 500], 1.0));
     assert!(
-        p.reasons.iter().any(|r| r.starts_with("backward: not over closed blocks") && r.contains(why)),
+        p.reasons.iter().any(|r| r.contains("backward: over 5 closed blocks of at most 160 nodes")),
         "{:?}",
         p.reasons
     );
-    let p = s.blocks(&forced, &device).unwrap();
-    let b = p.blocks.as_ref().expect("forced closed blocks on a dense batch");
-    assert_eq!((b.first.clone(), b.fill()), (vec![0, 100, 200, 300, 400, 500], 1.0));
-    assert!(p.reasons.iter().any(|r| r.contains("backward: over 5 closed blocks")), "{:?}", p.reasons);
     assert!(p.summary().contains("backward over 5 closed blocks"), "{}", p.summary());
-    // Forbidden: none; forced with tiles off: an error.
+    // Forbidden: none; tiles off: none under auto, an error when forced.
     let off = PlanOptions { block_backward: Some(false), ..PlanOptions::default() };
     assert_eq!(s.blocks(&off, &device).unwrap().blocks, None);
     let untiled = PlanOptions { tiles: Some(TileChoice::Off), ..PlanOptions::default() };
@@ -676,30 +671,33 @@ fn gt_backward_takes_closed_blocks_when_forced_after_dense_tiles() {
     let no_tiles = PlanOptions { tiles: Some(TileChoice::Off), ..forced.clone() };
     let e = s.blocks(&no_tiles, &device).unwrap_err().to_string();
     assert!(e.contains("closed blocks") && e.contains("no dense tiles"), "{e}");
-    // A forced schedule with the blocks forced takes them after forced dense tiles.
+    // A forced schedule takes none unless tiles or blocks are forced.
+    let tiled = PlanOptions { schedule: Schedule::RowTiled, ..PlanOptions::default() };
+    assert_eq!(s.blocks(&tiled, &device).unwrap().blocks, None);
     let tiled = PlanOptions { schedule: Schedule::RowTiled, tiles: Some(TileChoice::Dense), ..forced.clone() };
     assert!(s.blocks(&tiled, &device).unwrap().blocks.is_some());
     // 8 graphs of 40 nodes, each row 12 edges (its own node and the next 11 of its graph), dense
-    // tiles forced: blocks of 4 graphs (160 nodes), 3,840 edges over 2 x 160² pairs = 7.5 %.
+    // tiles forced: blocks of 4 graphs (160 nodes), 3,840 edges over 2 x 160² pairs = 7.5 %:
+    // under 25 %, none under auto, and forced they run.
     let rows: Vec<Vec<u32>> = (0..320u32).map(|r| (0..12).map(|d| r / 40 * 40 + (r % 40 + d) % 40).collect()).collect();
     let s = Shape::of(&Csr::from_rows(320, &rows).unwrap());
-    let both = PlanOptions { tiles: Some(TileChoice::Dense), ..forced.clone() };
-    let p = s.blocks(&both, &device).unwrap();
-    assert_eq!(p.blocks.as_ref().map(|b| b.first.clone()), Some(vec![0, 160, 320]));
-    assert!(
-        p.reasons.iter().any(|r| r.contains("2 closed blocks of at most 160 nodes, 7.5 % filled")),
-        "{:?}",
-        p.reasons
-    );
+    let dense = PlanOptions { tiles: Some(TileChoice::Dense), ..PlanOptions::default() };
+    let p = s.blocks(&dense, &device).unwrap();
+    assert_eq!(p.blocks, None);
+    let why = "2 closed blocks of at most 160 nodes, 7.5 % filled: under 25 %";
+    assert!(p.reasons.iter().any(|r| r.contains(why)), "{:?}", p.reasons);
+    let both = PlanOptions { block_backward: Some(true), ..dense };
+    assert_eq!(s.blocks(&both, &device).unwrap().blocks.map(|b| b.first), Some(vec![0, 160, 320]));
     // Graphs of 161 nodes: dense tiles, no closed blocks (forced: an error).
     let wide = Shape::of(&complete_batch(2, 161));
     let p = wide.blocks(&auto, &device).unwrap();
     assert!(p.tiles.is_some() && p.blocks.is_none());
     assert!(p.reasons.iter().any(|r| r.contains("does not cut into closed blocks of at most 160")), "{:?}", p.reasons);
     assert!(wide.blocks(&forced, &device).is_err());
-    // Too little shared memory for a block (it takes 151,040 bytes): forced, an error.
+    // Too little shared memory for a block (it takes 151,040 bytes): none, and forced an error.
     let small = DeviceLimits { max_shared_per_block: 128 * 1024, ..DeviceLimits::h200() };
     let s = Shape::of(&complete_batch(5, 100));
+    assert_eq!(s.blocks(&auto, &small).unwrap().blocks, None);
     assert!(s.blocks(&forced, &small).unwrap_err().to_string().contains("bytes of shared memory"));
 }
 
