@@ -38,7 +38,7 @@
 //! f32; sums of at most [`BLOCK_NODES`] terms, a pair with no edge adding an exact zero. No
 //! atomics on floats: the same inputs give the same bits.
 
-use super::{IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_THREADS, stage};
+use super::{SCORE_CHUNK, STRIDE, TILE_THREADS, count_pairs, stage};
 use crate::abi::GtBlocksBwdParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::weight;
@@ -260,30 +260,8 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     };
 
     // 0. Each pair's edge count: the block's edges are a contiguous range of the CSR.
-    let threads = TILE_THREADS as usize;
-    let mut i = t;
-    while i < BLOCK_NODES * M_STRIDE / 4 {
-        matrix4.store(i, F4::default());
-        i += threads;
-    }
-    simt::sync_threads();
-    let end = p.blocks.offsets.load(first + n) as usize;
-    let mut e = p.blocks.offsets.load(first) as usize + t;
-    while e < end {
-        let mut pairs = [(0u32, 0u32); IN_FLIGHT];
-        unroll!(IN_FLIGHT, |u| {
-            if e + u * threads < end {
-                pairs[u] = (p.blocks.coo_rows.load(e + u * threads), p.blocks.columns.load(e + u * threads));
-            }
-        });
-        unroll!(IN_FLIGHT, |u| {
-            if e + u * threads < end {
-                let (row, source) = (pairs[u].0 as usize - first, pairs[u].1 as usize - first);
-                counts.atomic_add(row * M_STRIDE + source, 1);
-            }
-        });
-        e += IN_FLIGHT * threads;
-    }
+    let range = (p.blocks.offsets.load(first) as usize, p.blocks.offsets.load(first + n) as usize);
+    count_pairs((counts, matrix4), (p.blocks.coo_rows, p.blocks.columns), range, (first, first, M_STRIDE));
 
     // 1. Scores as the dense tile forward computes them, then the weights over the counts (the
     // first barrier also ends the counting).

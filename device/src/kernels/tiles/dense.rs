@@ -34,7 +34,8 @@
 //! passes. No atomics on floats: the same inputs give the same bits.
 
 use super::{
-    IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, gt_term, restate_maxima, stage,
+    SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, count_pairs, gt_term, restate_maxima,
+    stage,
 };
 use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
@@ -115,30 +116,8 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     );
 
     // 0. Each pair's edge count: the tile's edges are a contiguous range of the CSR.
-    let threads = TILE_THREADS as usize;
-    let mut i = t;
-    while i < TILE_ROWS * P_STRIDE / 4 {
-        weights4.store(i, F4::default());
-        i += threads;
-    }
-    simt::sync_threads();
-    let end = p.tiles.offsets.load(r0 + rows) as usize;
-    let mut e = p.tiles.offsets.load(r0) as usize + t;
-    while e < end {
-        let mut pairs = [(0u32, 0u32); IN_FLIGHT];
-        unroll!(IN_FLIGHT, |u| {
-            if e + u * threads < end {
-                pairs[u] = (p.tiles.coo_rows.load(e + u * threads), p.tiles.columns.load(e + u * threads));
-            }
-        });
-        unroll!(IN_FLIGHT, |u| {
-            if e + u * threads < end {
-                let (row, source) = (pairs[u].0 as usize - r0, pairs[u].1 as usize - c0);
-                counts.atomic_add(row * P_STRIDE + source, 1);
-            }
-        });
-        e += IN_FLIGHT * threads;
-    }
+    let range = (p.tiles.offsets.load(r0) as usize, p.tiles.offsets.load(r0 + rows) as usize);
+    count_pairs((counts, weights4), (p.tiles.coo_rows, p.tiles.columns), range, (r0, c0, P_STRIDE));
 
     // 1. Scores, chunk by chunk of features (the first barrier also ends the counting).
     let mut s = [[[0.0f32; HALF]; 2]; ROWS_PER];

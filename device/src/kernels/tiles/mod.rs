@@ -132,6 +132,45 @@ fn stage_rows<const WIDE: bool>(
     }
 }
 
+/// Each (row, source) pair's number of edges, in `counts` (rows `stride` words apart, the pair
+/// `(r, c)` at `(r − r0)·stride + c − c0`), from the contiguous range `[start, end)` of CSR edges
+/// (their rows in `coo_rows`, their sources in `columns`): `counts4`, the same words as quads,
+/// zeroed first, then a barrier, then one shared-memory integer atomic per edge (exact, so
+/// order-free), [`IN_FLIGHT`] edges' loads in flight per thread. Every thread of the block calls
+/// it; the caller's next barrier ends the counting.
+#[inline(always)]
+fn count_pairs(
+    (counts, counts4): (SharedSlice<u32>, SharedSlice<F4>),
+    (coo_rows, columns): (GSlice<u32>, GSlice<u32>),
+    (start, end): (usize, usize),
+    (r0, c0, stride): (usize, usize, usize),
+) {
+    let threads = TILE_THREADS as usize;
+    let t = simt::thread_idx().x as usize;
+    let mut i = t;
+    while i < counts4.len() {
+        counts4.store(i, F4::default());
+        i += threads;
+    }
+    simt::sync_threads();
+    let mut e = start + t;
+    while e < end {
+        let mut pairs = [(0u32, 0u32); IN_FLIGHT];
+        unroll!(IN_FLIGHT, |u| {
+            if e + u * threads < end {
+                pairs[u] = (coo_rows.load(e + u * threads), columns.load(e + u * threads));
+            }
+        });
+        unroll!(IN_FLIGHT, |u| {
+            if e + u * threads < end {
+                let (row, source) = (pairs[u].0 as usize - r0, pairs[u].1 as usize - c0);
+                counts.atomic_add(row * stride + source, 1);
+            }
+        });
+        e += IN_FLIGHT * threads;
+    }
+}
+
 /// Each row's maximum restated ([`super`]): the score of row `row`'s first highest-scoring
 /// source `first(row)` (`u32::MAX`: none, the row keeps its maximum) summed as the row passes sum
 /// it ([`crate::kernels::attention::Score::score`] over the lane layout of loads of `width`
