@@ -190,6 +190,74 @@ fn an_uninitialised_shared_read_is_reported() {
 }
 
 kernel! {
+    /// Thread t copies its input into slot t asynchronously, waits, and reads slot t − 1 (thread
+    /// 0 its own) with no barrier between: thread t − 1's copy is not ordered before the read.
+    kernel ASYNC_READ_BEFORE_BARRIER = fn async_read_before_barrier(p: &Io) {
+        let t = simt::thread_idx().x as usize;
+        let s = simt::dynamic_shared().slice::<f32>(0, 32);
+        s.copy_async(t, p.input, t, true);
+        simt::async_wait_all();
+        p.out.store(t, s.load(t.saturating_sub(1)));
+    }
+}
+
+#[test]
+fn a_read_of_another_threads_async_copy_before_a_barrier_is_reported() {
+    let (input, mut out) = (vec![1.0; 32], vec![0.0; 32]);
+    let err = launch_expecting_error(&ASYNC_READ_BEFORE_BARRIER, 1, 32, 128, &io(&input, &mut out));
+    assert_eq!(err.kind, EmuErrorKind::SharedRace { accesses: "write/read", address: 0, other_thread: Some(0) });
+    assert_eq!(err.thread, Dim3::new(1, 0, 0));
+}
+
+kernel! {
+    /// Thread 0 reads word 0, then thread 1 starts a copy into it in the same interval: the copy
+    /// may land before the read.
+    kernel ASYNC_OVER_A_READ = fn async_over_a_read(p: &Io) {
+        let t = simt::thread_idx().x as usize;
+        let s = simt::dynamic_shared().slice::<f32>(0, 1);
+        if t == 0 {
+            s.store(0, 1.0);
+        }
+        simt::sync_threads();
+        if t == 0 {
+            p.out.store(t, s.load(0));
+        }
+        if t == 1 {
+            s.copy_async(0, p.input, 0, true);
+        }
+        simt::async_wait_all();
+    }
+}
+
+#[test]
+fn an_async_copy_over_a_word_others_read_is_reported() {
+    let (input, mut out) = (vec![1.0; 32], vec![0.0; 32]);
+    let err = launch_expecting_error(&ASYNC_OVER_A_READ, 1, 32, 4, &io(&input, &mut out));
+    assert_eq!(err.kind, EmuErrorKind::SharedRace { accesses: "read/write", address: 0, other_thread: Some(0) });
+    assert_eq!(err.thread, Dim3::new(1, 0, 0));
+}
+
+kernel! {
+    /// Thread 5 starts a copy and exits without waiting for it.
+    kernel ASYNC_NOT_WAITED = fn async_not_waited(p: &Io) {
+        let t = simt::thread_idx().x as usize;
+        let s = simt::dynamic_shared().slice::<f32>(0, 32);
+        s.copy_async(t, p.input, t, t != 3);
+        if t != 5 {
+            simt::async_wait_all();
+        }
+    }
+}
+
+#[test]
+fn an_async_copy_never_waited_for_is_reported() {
+    let (input, mut out) = (vec![1.0; 32], vec![0.0; 32]);
+    let err = launch_expecting_error(&ASYNC_NOT_WAITED, 1, 32, 128, &io(&input, &mut out));
+    assert_eq!(err.kind, EmuErrorKind::AsyncCopyNotWaited { copies: 1 });
+    assert_eq!(err.thread, Dim3::new(5, 0, 0));
+}
+
+kernel! {
     /// Lane 0 waits in a full-warp shuffle while lanes 1.. wait at a block barrier: neither can
     /// complete.
     kernel DEADLOCK = fn deadlock(p: &Io) {

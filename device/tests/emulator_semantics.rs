@@ -3,7 +3,7 @@
 
 use dfgnn_device::kernel;
 use dfgnn_device::simt::emu::{self, LaunchConfig};
-use dfgnn_device::simt::{self, Dim3, FULL_MASK, GSlice, GSliceMut, WARP_SIZE, math, warp};
+use dfgnn_device::simt::{self, Dim3, F4, FULL_MASK, GSlice, GSliceMut, WARP_SIZE, math, warp};
 
 #[derive(Clone, Copy)]
 struct Out {
@@ -124,6 +124,44 @@ fn votes_and_reductions_cover_their_masks() {
 struct Reverse {
     input: GSlice<f32>,
     out: GSliceMut<f32>,
+}
+
+kernel! {
+    /// Thread `t` copies input quad `t` asynchronously into shared slot `n − 1 − t` (zeros for
+    /// every third thread) and input float `t` into float slot `t` of a second region; each word
+    /// is read only after the copier's wait and a barrier.
+    kernel ASYNC_COPIES = fn async_copies(p: &Reverse) {
+        let n = simt::block_dim().x as usize;
+        let t = simt::thread_idx().x as usize;
+        let smem = simt::dynamic_shared();
+        let (quads, floats) = (smem.slice::<F4>(0, n), smem.slice::<f32>(16 * n, n));
+        let input4 = p.input.cast::<F4>();
+        quads.copy_async(n - 1 - t, input4, t, !t.is_multiple_of(3));
+        floats.copy_async(t, p.input, 4 * n + t, true);
+        simt::async_wait_all();
+        simt::sync_threads();
+        let q = quads.load(t);
+        p.out.store(t, q.0[0] + q.0[1] + q.0[2] + q.0[3] + floats.load(n - 1 - t));
+    }
+}
+
+#[test]
+fn async_copies_land_at_the_wait_zeros_where_invalid() {
+    let n = 64;
+    let input: Vec<f32> = (0..5 * n).map(|i| i as f32).collect();
+    let mut out = vec![0.0; n];
+    run(
+        &ASYNC_COPIES,
+        Dim3::x(1),
+        Dim3::x(n as u32),
+        20 * n as u32,
+        &Reverse { input: GSlice::from_host(&input), out: GSliceMut::from_host(&mut out) },
+    );
+    for t in 0..n {
+        let copier = n - 1 - t;
+        let quad: f32 = if !copier.is_multiple_of(3) { (0..4).map(|c| input[4 * copier + c]).sum() } else { 0.0 };
+        assert_eq!(out[t], quad + input[4 * n + n - 1 - t], "thread {t}");
+    }
 }
 
 kernel! {

@@ -1104,7 +1104,7 @@ impl TilePlan {
     /// Dynamic shared memory of a block of the plan's kernel.
     pub fn shared_bytes(&self) -> u64 {
         match self.kernel {
-            TileKernel::Dense => u64::from(dfgnn_device::kernels::tiles::dense::SHARED_BYTES),
+            TileKernel::Dense => u64::from(dfgnn_device::kernels::tiles::dense::Layout::new(self.source_cap()).bytes()),
             TileKernel::Edges => per_edge_shared_bytes(self.edge_cap(), self.source_cap()),
         }
     }

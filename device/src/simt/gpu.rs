@@ -290,3 +290,51 @@ pub fn shared_atomic_add_f32(base: *mut f32, _len: usize, index: usize, value: f
     };
     r
 }
+
+#[inline(always)]
+pub fn shared_copy_async<T: Word>(
+    dst: *mut T,
+    _len: usize,
+    index: usize,
+    src: *const T,
+    _src_len: usize,
+    src_index: usize,
+    valid: bool,
+) {
+    // Bytes read from global memory: all of the word, or none (the word is zero-filled).
+    let read = if valid { core::mem::size_of::<T>() as u32 } else { 0 };
+    // An invalid copy reads nothing; its source operand is then the slice's base, never an address
+    // past the slice.
+    let from = if valid { src.wrapping_add(src_index) } else { src };
+    // SAFETY: the launch sized the dynamic shared memory for every region the kernel carves and
+    // the kernel keeps `index` inside its region; a valid copy's source is in bounds of a live
+    // global allocation that nothing writes during the launch (the `GSlice` contract), and an
+    // invalid one reads no byte. The copy writes shared memory behind the compiler's back until
+    // `async_wait_all`, which the caller calls before it reads the word (and, for other threads,
+    // before a barrier); the `asm!` blocks are not `nomem`, so the compiler keeps shared accesses
+    // on their side of them.
+    unsafe {
+        let to = dst.add(index);
+        match core::mem::size_of::<T>() {
+            16 => asm!(
+                "{{ .reg .u64 %s, %g; cvta.to.shared.u64 %s, {d}; cvta.to.global.u64 %g, {p}; cp.async.cg.shared.global [%s], [%g], 16, {n}; }}",
+                d = in(reg64) to, p = in(reg64) from, n = in(reg32) read, options(nostack)
+            ),
+            8 => asm!(
+                "{{ .reg .u64 %s, %g; cvta.to.shared.u64 %s, {d}; cvta.to.global.u64 %g, {p}; cp.async.ca.shared.global [%s], [%g], 8, {n}; }}",
+                d = in(reg64) to, p = in(reg64) from, n = in(reg32) read, options(nostack)
+            ),
+            _ => asm!(
+                "{{ .reg .u64 %s, %g; cvta.to.shared.u64 %s, {d}; cvta.to.global.u64 %g, {p}; cp.async.ca.shared.global [%s], [%g], 4, {n}; }}",
+                d = in(reg64) to, p = in(reg64) from, n = in(reg32) read, options(nostack)
+            ),
+        }
+    }
+}
+
+#[inline(always)]
+pub fn async_wait_all() {
+    // SAFETY: waits for the calling thread's own copies; reads and writes nothing else (not
+    // `nomem`: the copies' writes become visible here, so no shared access may move above it).
+    unsafe { asm!("cp.async.wait_all;", options(nostack)) };
+}

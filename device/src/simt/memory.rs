@@ -264,6 +264,16 @@ impl<T: Word> SharedSlice<T> {
     pub fn store(&self, index: usize, value: T) {
         backend::shared_slice_store(self.base, self.len, index, value)
     }
+
+    /// Starts copying element `src_index` of `src` into element `index` without the thread
+    /// waiting for it (`cp.async`: 16-byte words through L2 only, smaller ones through L1), or
+    /// zeros when `!valid` (then `src_index` is not read and may be out of range). The word is
+    /// undefined until the thread's [`async_wait_all`](super::async_wait_all); other threads may
+    /// read it only after a barrier that follows that wait.
+    #[inline(always)]
+    pub fn copy_async(&self, index: usize, src: GSlice<T>, src_index: usize, valid: bool) {
+        backend::shared_copy_async(self.base, self.len, index, src.ptr, src.len, src_index, valid)
+    }
 }
 
 impl SharedSlice<u32> {

@@ -15,6 +15,7 @@
 //! | [`warp::reduce_add_u32`], [`warp::reduce_max_u32`], [`warp::reduce_min_u32`] | `__reduce_*_sync` (`redux.sync`, sm_80) | reduction among the mask's lanes |
 //! | [`dynamic_shared`] → [`SharedSlice`] | `extern __shared__` (`%dynamic_smem_size`) | a per-block byte array; bounds, race and uninitialised-read checks |
 //! | [`GSlice`], [`GSliceMut`] | global pointers (`ld.global.nc`, `ld.global`, `st.global`) | host pointers, bounds-checked |
+//! | [`SharedSlice::copy_async`], [`async_wait_all`] | `cp.async` (sm_80), `cp.async.wait_all` | the global word read at the start, written to shared memory at the wait; a race-checked write from start to wait; unwaited copies at exit reported |
 //! | `atomic_add` on [`GSliceMut`] / [`SharedSlice`] | `atomicAdd` (`atom.global/shared.add`) | atomic read-modify-write |
 //! | [`fence_device`] | `__threadfence` (`fence.acq_rel.gpu`) | a sequentially consistent fence (one thread runs at a time) |
 //! | [`math::exp2`], [`math::log2`], [`math::rcp`], [`math::rsqrt`] | `ex2/lg2/rcp/rsqrt.approx.ftz.f32` | the exact `std` function |
@@ -148,6 +149,14 @@ pub fn sync_warp(mask: u32) {
 #[inline(always)]
 pub fn fence_device() {
     backend::fence_device()
+}
+
+/// Waits until every asynchronous copy the calling thread started
+/// ([`SharedSlice::copy_async`]) has landed in shared memory (`cp.async.wait_all`); a barrier
+/// after it makes them visible to the block.
+#[inline(always)]
+pub fn async_wait_all() {
+    backend::async_wait_all()
 }
 
 /// A 32-bit value a warp shuffle can move.

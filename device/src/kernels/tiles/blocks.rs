@@ -31,14 +31,16 @@
 //!
 //! # Shared memory
 //! [`SHARED_BYTES`]: one `BLOCK_NODES × (BLOCK_NODES + 4)` matrix of floats (the counts as u32,
-//! then the weights, then the score gradients, each replacing the last in place) and two staged
-//! chunks of `BLOCK_NODES` rows; one block per multiprocessor.
+//! then the weights, then the score gradients, each replacing the last in place) and two buffers
+//! of two staged chunks of `BLOCK_NODES` rows; one block per multiprocessor. The chunks are
+//! copied asynchronously (`cp.async`), each step's pair of chunks into one buffer while the
+//! block computes on the other's.
 //!
 //! # Numerics
 //! f32; sums of at most [`BLOCK_NODES`] terms, a pair with no edge adding an exact zero. No
 //! atomics on floats: the same inputs give the same bits.
 
-use super::{SCORE_CHUNK, STRIDE, TILE_THREADS, count_pairs, stage};
+use super::{SCORE_CHUNK, STRIDE, TILE_THREADS, count_pairs, scale_staged, stage_async};
 use crate::abi::GtBlocksBwdParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::weight;
@@ -59,8 +61,8 @@ const M_BYTES: usize = BLOCK_NODES * M_STRIDE * 4;
 /// Bytes of one staged chunk.
 const CHUNK_BYTES: usize = BLOCK_NODES * STRIDE * 4;
 const _: () = assert!(TILE_THREADS as usize == SIDE * SIDE && 2 * SIDE == SCORE_CHUNK && PER.is_multiple_of(2));
-/// Dynamic shared memory of a block.
-pub const SHARED_BYTES: u32 = (M_BYTES + 2 * CHUNK_BYTES) as u32;
+/// Dynamic shared memory of a block: the matrix and two buffers of two chunks.
+pub const SHARED_BYTES: u32 = (M_BYTES + 4 * CHUNK_BYTES) as u32;
 
 crate::kernel! {
     /// GT's backward over the closed blocks of [`GtBlocksBwdParams`], staging 4 bytes at a time
@@ -126,19 +128,16 @@ struct Block {
 }
 
 impl Block {
-    /// Stages features `[f0, f0 + valid)` of the block's nodes of `src`, times `scale`, into
-    /// `dst` (zero past them).
+    /// Starts copying features `[f0, f0 + valid)` of the block's nodes of `src` into `dst` (zero
+    /// past them; [`stage_async`]).
     #[inline(always)]
-    fn stage<const WIDE: bool>(&self, dst: Chunk, src: GSlice<f32>, (f0, valid): (usize, usize), scale: f32) {
-        stage::<WIDE>(
+    fn stage<const WIDE: bool>(&self, dst: Chunk, src: GSlice<f32>, (f0, valid): (usize, usize)) {
+        stage_async::<WIDE>(
             (dst.f1, dst.f4),
             self.rows,
             src,
             (self.first, self.n),
-            self.row_len,
-            self.col + f0,
-            valid,
-            scale,
+            (self.row_len, self.col + f0, valid),
         );
     }
 }
@@ -242,7 +241,39 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     let matrix = shared.slice::<f32>(0, BLOCK_NODES * M_STRIDE);
     let matrix2 = shared.slice::<F2>(0, BLOCK_NODES * M_STRIDE / 2);
     let matrix4 = shared.slice::<F4>(0, BLOCK_NODES * M_STRIDE / 4);
-    let (sa, sb) = (Chunk::at(&shared, 0), Chunk::at(&shared, 1));
+    // Step `step`'s chunks: the scores' (`q`, `k`), then `dP`'s (`dO`, `v`), then the
+    // gradients' (`k`, `q`), each over every chunk of features, in buffers taken in turn.
+    let chunks = feat.div_ceil(SCORE_CHUNK);
+    let steps = 3 * chunks;
+    let buffer = |step: usize| (Chunk::at(&shared, 2 * (step % 2)), Chunk::at(&shared, 2 * (step % 2) + 1));
+    let features = |step: usize| {
+        let f0 = (step % chunks) * SCORE_CHUNK;
+        (f0, (feat - f0).min(SCORE_CHUNK))
+    };
+    let issue = |step: usize| {
+        let (sa, sb) = buffer(step);
+        let (a, b) = match step / chunks {
+            0 => (p.q, p.k),
+            1 => (p.d_out, p.v),
+            _ => (p.k, p.q),
+        };
+        nodes.stage::<WIDE>(sa, a, features(step));
+        nodes.stage::<WIDE>(sb, b, features(step));
+    };
+    // Step `step`'s chunks landed (the queries scaled as the dense tile forward stages them) and
+    // shown to the block, and the next step's started into the other buffer (every thread is
+    // done with it: this barrier follows its last use).
+    let arrive = |step: usize| {
+        simt::async_wait_all();
+        if step < chunks {
+            let sa = buffer(step).0;
+            scale_staged::<WIDE>((sa.f1, sa.f4), nodes.rows, p.scale_log2);
+        }
+        simt::sync_threads();
+        if step + 1 < steps {
+            issue(step + 1);
+        }
+    };
     let pair = |i: usize, j: usize| (ty + SIDE * i) * M_STRIDE + tx + SIDE * j;
     // Thread `(ty, tx)`'s result for node `10·ty + i`, features `2·tx + f` of the chunk from `f0`.
     let store = |out: simt::GSliceMut<f32>, (f0, valid): (usize, usize), sums: [F2; PER], factor: f32| {
@@ -259,22 +290,22 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
         });
     };
 
-    // 0. Each pair's edge count: the block's edges are a contiguous range of the CSR.
+    // 0. Each pair's edge count: the block's edges are a contiguous range of the CSR (the first
+    // chunks on their way meanwhile).
+    if steps > 0 {
+        issue(0);
+    }
     let range = (p.blocks.offsets.load(first) as usize, p.blocks.offsets.load(first + n) as usize);
     count_pairs((counts, matrix4), (p.blocks.coo_rows, p.blocks.columns), range, (first, first, M_STRIDE));
 
     // 1. Scores as the dense tile forward computes them, then the weights over the counts (the
     // first barrier also ends the counting).
     let mut acc = [[0.0f32; PER]; PER];
-    let mut f0 = 0;
-    while f0 < feat {
-        let valid = (feat - f0).min(SCORE_CHUNK);
-        simt::sync_threads();
-        nodes.stage::<WIDE>(sa, p.q, (f0, valid), p.scale_log2);
-        nodes.stage::<WIDE>(sb, p.k, (f0, valid), 1.0);
-        simt::sync_threads();
-        pair_products(&mut acc, (sa, sb), groups, (ty, tx));
-        f0 += SCORE_CHUNK;
+    let mut step = 0;
+    while step < chunks {
+        arrive(step);
+        pair_products(&mut acc, buffer(step), groups, (ty, tx));
+        step += 1;
     }
     per!(|i| {
         let row = ty + SIDE * i;
@@ -297,16 +328,12 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
 
     // 2. dP = dO·vᵀ and dv, chunk by chunk; then D and the score gradients.
     let mut acc = [[0.0f32; PER]; PER];
-    let mut f0 = 0;
-    while f0 < feat {
-        let valid = (feat - f0).min(SCORE_CHUNK);
-        simt::sync_threads();
-        nodes.stage::<WIDE>(sa, p.d_out, (f0, valid), 1.0);
-        nodes.stage::<WIDE>(sb, p.v, (f0, valid), 1.0);
-        simt::sync_threads();
+    while step < 2 * chunks {
+        arrive(step);
+        let (sa, sb) = buffer(step);
         pair_products(&mut acc, (sa, sb), groups, (ty, tx));
-        store(p.dv, (f0, valid), column_sums(matrix2, sa, n, (ty, tx)), 1.0);
-        f0 += SCORE_CHUNK;
+        store(p.dv, features(step), column_sums(matrix2, sa, n, (ty, tx)), 1.0);
+        step += 1;
     }
     // Every thread's weights read before any is replaced.
     simt::sync_threads();
@@ -330,15 +357,11 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
 
     // 3. dq and dk, chunk by chunk.
     let (quads, grad_scale) = (n.div_ceil(4), p.grad_scale);
-    let mut f0 = 0;
-    while f0 < feat {
-        let valid = (feat - f0).min(SCORE_CHUNK);
-        simt::sync_threads();
-        nodes.stage::<WIDE>(sa, p.k, (f0, valid), 1.0);
-        nodes.stage::<WIDE>(sb, p.q, (f0, valid), 1.0);
-        simt::sync_threads();
-        store(p.dq, (f0, valid), row_sums(matrix2, sa, quads, (ty, tx)), grad_scale);
-        store(p.dk, (f0, valid), column_sums(matrix2, sb, n, (ty, tx)), grad_scale);
-        f0 += SCORE_CHUNK;
+    while step < steps {
+        arrive(step);
+        let (sa, sb) = buffer(step);
+        store(p.dq, features(step), row_sums(matrix2, sa, quads, (ty, tx)), grad_scale);
+        store(p.dk, features(step), column_sums(matrix2, sb, n, (ty, tx)), grad_scale);
+        step += 1;
     }
 }

@@ -12,9 +12,9 @@
 //!    masked), from the tile's contiguous range of CSR edges (their rows from the COO row array)
 //!    by shared-memory integer atomics (exact, so order-free).
 //! 1. Scores: `s = (c·log2 e·q)·kᵀ` over chunks of [`SCORE_CHUNK`] features staged in shared
-//!    memory (16 bytes a load when `F % 4 == 0`, the `_w4` entry, else 4: `_w1`; each thread's
-//!    loads of a chunk in flight together), each score a sequential multiply-add chain over the
-//!    features in order.
+//!    memory (16-byte copies when `F % 4 == 0`, the `_w4` entry, else 4: `_w1`; the queries
+//!    scaled in place once landed), each score a sequential multiply-add chain over the features
+//!    in order.
 //! 2. Softmax: the exact row maximum and sum (a row's 16 threads combine theirs by butterfly,
 //!    so all hold the same bits); the weights `n·2^(s − m)` go to shared memory over the counts.
 //! 3. Aggregation: `out = (Σ_j w_ij·v_j)·(1/l)` over chunks of [`VALUE_CHUNK`] features of the
@@ -23,10 +23,13 @@
 //!    ordinary one.
 //!
 //! # Shared memory
-//! [`SHARED_BYTES`]: the `TILE_ROWS × (TILE_SOURCES + 4)` counts, then weights (u32, then
-//! f32, in place), and one staging region for the query and key chunks, later the value chunk
-//! (rows padded by 4 floats, so a warp's 16-byte reads of 16 rows take the fewest wavefronts);
-//! two blocks fit on an H200 multiprocessor.
+//! [`Layout`], sized by the launch's widest tile ([`crate::abi::TileList::source_cap`], rounded
+//! up to a group of [`SIDE`]): the `TILE_ROWS × (sources + 4)` counts, then weights (u32, then
+//! f32, in place), and staging buffers, each a query and a key chunk, or a value chunk (rows
+//! padded by 4 floats, so a warp's 16-byte reads of 16 rows take the fewest wavefronts). The
+//! chunks are copied asynchronously (`cp.async`), the next one while the block computes on the
+//! current one, in two buffers where two blocks still fit a multiprocessor (tiles of up to
+//! [`DOUBLE_SOURCES`] sources), else in one, copied between the chunks' products.
 //!
 //! # Numerics
 //! f32; scores in base-2 units with the row's exact maximum (no rescaling), one `ex2.approx` per
@@ -35,7 +38,7 @@
 
 use super::{
     SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, count_pairs, gt_term, restate_maxima,
-    stage,
+    scale_staged, stage_async,
 };
 use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
@@ -50,17 +53,54 @@ pub const SIDE: usize = 16;
 const ROWS_PER: usize = TILE_ROWS / SIDE;
 /// Sources per thread, in two unrolled halves.
 const HALF: usize = TILE_SOURCES / SIDE / 2;
-/// Floats per row of the counts and weights.
-const P_STRIDE: usize = TILE_SOURCES + 4;
-/// Bytes of the counts and weights.
-const P_BYTES: usize = TILE_ROWS * P_STRIDE * 4;
-/// Bytes of the staged query chunk; the key chunk follows it.
-const Q_BYTES: usize = TILE_ROWS * STRIDE * 4;
-/// Bytes of the staging region: a query and a key chunk (the value chunk takes less).
-const STAGE_BYTES: usize = Q_BYTES + TILE_SOURCES * STRIDE * 4;
-const _: () = assert!(TILE_SOURCES == 2 * HALF * SIDE && TILE_THREADS as usize == SIDE * SIDE);
-/// Dynamic shared memory of a block.
-pub const SHARED_BYTES: u32 = (P_BYTES + STAGE_BYTES) as u32;
+/// Bytes of dynamic shared memory a block may take for two blocks to fit one H100 or H200
+/// multiprocessor (228 KiB, of which each block's runtime reserves 1 KiB).
+const TWO_PER_SM: usize = 228 * 1024 / 2 - 1024;
+/// The widest tiles (sources) that still get two staging buffers with two blocks per
+/// multiprocessor.
+pub const DOUBLE_SOURCES: usize = 176;
+const _: () = assert!(
+    TILE_SOURCES == 2 * HALF * SIDE
+        && TILE_THREADS as usize == SIDE * SIDE
+        && Layout::new(DOUBLE_SOURCES as u32).buffers == 2
+        && Layout::new(DOUBLE_SOURCES as u32 + 1).buffers == 1
+        && Layout::new(TILE_SOURCES as u32).bytes() <= 227 * 1024
+);
+
+/// The shared memory of a launch whose tiles have at most `source_cap` sources.
+#[derive(Clone, Copy)]
+pub struct Layout {
+    /// Sources the counts, weights and staged keys and values cover: the cap rounded up to a
+    /// group of [`SIDE`].
+    sources: usize,
+    /// Floats per row of the counts and weights.
+    p_stride: usize,
+    /// Bytes of the counts and weights; the staging buffers follow them.
+    p_bytes: usize,
+    /// Bytes of one staging buffer: a query chunk, then a key chunk (or a value chunk alone).
+    buffer_bytes: usize,
+    /// Staging buffers, 2 or 1.
+    buffers: usize,
+}
+
+impl Layout {
+    /// The layout for tiles of at most `source_cap` (≤ [`TILE_SOURCES`]) sources.
+    #[inline(always)]
+    pub const fn new(source_cap: u32) -> Self {
+        let sources = (source_cap as usize).div_ceil(SIDE) * SIDE;
+        let p_stride = sources + 4;
+        let p_bytes = TILE_ROWS * p_stride * 4;
+        let buffer_bytes = (TILE_ROWS + sources) * STRIDE * 4;
+        let buffers = if p_bytes + 2 * buffer_bytes <= TWO_PER_SM { 2 } else { 1 };
+        Self { sources, p_stride, p_bytes, buffer_bytes, buffers }
+    }
+
+    /// Dynamic shared memory of a block.
+    #[inline(always)]
+    pub const fn bytes(&self) -> u32 {
+        (self.p_bytes + self.buffers * self.buffer_bytes) as u32
+    }
+}
 
 crate::kernel! {
     /// GT's forward over the tiles of [`GtTilesParams`], staging 4 bytes at a time (any `F`).
@@ -77,8 +117,8 @@ crate::kernel! {
 }
 
 /// GT's forward over the tiles of [`GtTilesParams`] (`block.x = TILE_THREADS`, grid `T·H`,
-/// [`SHARED_BYTES`] of dynamic shared memory); `WIDE` stages 16 bytes at a time and needs
-/// `F % 4 == 0`.
+/// [`Layout::bytes`] of dynamic shared memory for the tiles' `source_cap`); `WIDE` stages 16
+/// bytes at a time and needs `F % 4 == 0`.
 #[inline(always)]
 fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let heads = p.tiles.heads as usize;
@@ -97,37 +137,73 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let covered = sources.div_ceil(SIDE) * SIDE;
     let feat = p.feat as usize;
     let row_len = heads * feat;
+    let layout = Layout::new(p.tiles.source_cap);
+    let p_stride = layout.p_stride;
     let shared = simt::dynamic_shared();
-    let counts = shared.slice::<u32>(0, TILE_ROWS * P_STRIDE);
-    let weights = shared.slice::<f32>(0, TILE_ROWS * P_STRIDE);
-    let weights4 = shared.slice::<F4>(0, TILE_ROWS * P_STRIDE / 4);
-    let (qs, ks) = (
-        shared.slice::<f32>(P_BYTES, TILE_ROWS * STRIDE),
-        shared.slice::<f32>(P_BYTES + Q_BYTES, TILE_SOURCES * STRIDE),
-    );
-    let (qs4, ks4) = (
-        shared.slice::<F4>(P_BYTES, TILE_ROWS * STRIDE / 4),
-        shared.slice::<F4>(P_BYTES + Q_BYTES, TILE_SOURCES * STRIDE / 4),
-    );
-    let (vs, vs2, vs4) = (
-        shared.slice::<f32>(P_BYTES, TILE_SOURCES * STRIDE),
-        shared.slice::<F2>(P_BYTES, TILE_SOURCES * STRIDE / 2),
-        shared.slice::<F4>(P_BYTES, TILE_SOURCES * STRIDE / 4),
-    );
+    let counts = shared.slice::<u32>(0, TILE_ROWS * p_stride);
+    let weights = shared.slice::<f32>(0, TILE_ROWS * p_stride);
+    let weights4 = shared.slice::<F4>(0, TILE_ROWS * p_stride / 4);
+    // Staging buffer `buffer`'s query chunk and key chunk (a value chunk takes the start).
+    let staged = |buffer: usize| {
+        let at = layout.p_bytes + buffer * layout.buffer_bytes;
+        let k_at = at + TILE_ROWS * STRIDE * 4;
+        let (q_floats, k_floats) = (TILE_ROWS * STRIDE, layout.sources * STRIDE);
+        (
+            (shared.slice::<f32>(at, q_floats), shared.slice::<F4>(at, q_floats / 4)),
+            (shared.slice::<f32>(k_at, k_floats), shared.slice::<F4>(k_at, k_floats / 4)),
+        )
+    };
+    // Chunk `step` (the scores' chunks of queries and keys, then the values' chunks) started into
+    // its buffer.
+    let chunks = feat.div_ceil(SCORE_CHUNK);
+    let issue = |step: usize| {
+        let (q_staged, k_staged) = staged(step % layout.buffers);
+        let f0 = (step % chunks) * SCORE_CHUNK;
+        let at = (row_len, h * feat + f0, (feat - f0).min(SCORE_CHUNK));
+        if step < chunks {
+            stage_async::<WIDE>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
+            stage_async::<WIDE>(k_staged, covered, p.k, (c0, sources), at);
+        } else {
+            let (v_at, v_floats) =
+                (layout.p_bytes + (step % layout.buffers) * layout.buffer_bytes, layout.sources * STRIDE);
+            let v_staged = (shared.slice::<f32>(v_at, v_floats), shared.slice::<F4>(v_at, v_floats / 4));
+            stage_async::<WIDE>(v_staged, covered, p.v, (c0, sources), at);
+        }
+    };
+    // Chunk `step` landed and shown to the block; the next one started (into the other buffer, or
+    // into the only one once every thread is done with it: `done`).
+    let arrive = |step: usize| {
+        simt::async_wait_all();
+        if step < chunks {
+            scale_staged::<WIDE>(staged(step % layout.buffers).0, TILE_ROWS, p.scale_log2);
+        }
+        simt::sync_threads();
+        if layout.buffers == 2 && step + 1 < 2 * chunks {
+            issue(step + 1);
+        }
+    };
+    let done = |step: usize| {
+        if layout.buffers == 1 && step + 1 < 2 * chunks {
+            simt::sync_threads();
+            issue(step + 1);
+        }
+    };
 
-    // 0. Each pair's edge count: the tile's edges are a contiguous range of the CSR.
+    // 0. Each pair's edge count: the tile's edges are a contiguous range of the CSR (the first
+    // chunk on its way meanwhile).
+    if chunks > 0 {
+        issue(0);
+    }
     let range = (p.tiles.offsets.load(r0) as usize, p.tiles.offsets.load(r0 + rows) as usize);
-    count_pairs((counts, weights4), (p.tiles.coo_rows, p.tiles.columns), range, (r0, c0, P_STRIDE));
+    count_pairs((counts, weights4), (p.tiles.coo_rows, p.tiles.columns), range, (r0, c0, p_stride));
 
     // 1. Scores, chunk by chunk of features (the first barrier also ends the counting).
     let mut s = [[[0.0f32; HALF]; 2]; ROWS_PER];
-    let mut f0 = 0;
-    while f0 < feat {
-        simt::sync_threads();
-        let valid = (feat - f0).min(SCORE_CHUNK);
-        stage::<WIDE>((qs, qs4), TILE_ROWS, p.q, (r0, rows), row_len, h * feat + f0, valid, p.scale_log2);
-        stage::<WIDE>((ks, ks4), covered, p.k, (c0, sources), row_len, h * feat + f0, valid, 1.0);
-        simt::sync_threads();
+    let mut step = 0;
+    while step < chunks {
+        arrive(step);
+        let (q_staged, k_staged) = staged(step % layout.buffers);
+        let (qs4, ks4) = (q_staged.1, k_staged.1);
         let mut f4 = 0;
         while f4 < SCORE_CHUNK / 4 {
             let mut qv = [F4::default(); ROWS_PER];
@@ -151,19 +227,24 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
             });
             f4 += 1;
         }
-        f0 += SCORE_CHUNK;
+        done(step);
+        step += 1;
     }
 
-    // 2. Softmax over each row's pairs with edges; the weights replace the counts.
-    let pair = |i: usize, group: usize| (ty + SIDE * i) * P_STRIDE + tx + SIDE * group;
+    // 2. Softmax over each row's pairs with edges (in the groups of 16 sources in use); the
+    // weights replace the counts.
+    let pair = |i: usize, group: usize| (ty + SIDE * i) * p_stride + tx + SIDE * group;
+    let in_use = |group: usize| group * SIDE < sources;
     let mut m = [f32::NEG_INFINITY; ROWS_PER];
     unroll!(ROWS_PER, |i| {
         unroll!(2, |half| {
             unroll!(HALF, |j| {
-                if counts.load(pair(i, half * HALF + j)) == 0 {
-                    s[i][half][j] = f32::NEG_INFINITY;
+                if in_use(half * HALF + j) {
+                    if counts.load(pair(i, half * HALF + j)) == 0 {
+                        s[i][half][j] = f32::NEG_INFINITY;
+                    }
+                    m[i] = m[i].max(s[i][half][j]);
                 }
-                m[i] = m[i].max(s[i][half][j]);
             });
         });
         m[i] = max_over(m[i], SIDE as u32);
@@ -177,7 +258,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
             unroll!(2, |half| {
                 unroll!(HALF, |j| {
                     let source = (tx + SIDE * (half * HALF + j)) as u32;
-                    if m[i] != f32::NEG_INFINITY && s[i][half][j] == m[i] {
+                    if in_use(half * HALF + j) && m[i] != f32::NEG_INFINITY && s[i][half][j] == m[i] {
                         first[i] = first[i].min(source);
                     }
                 });
@@ -189,10 +270,12 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     unroll!(ROWS_PER, |i| {
         unroll!(2, |half| {
             unroll!(HALF, |j| {
-                let at = pair(i, half * HALF + j);
-                let w = weight(s[i][half][j], m[i]) * counts.load(at) as f32;
-                weights.store(at, w);
-                l[i] += w;
+                if in_use(half * HALF + j) {
+                    let at = pair(i, half * HALF + j);
+                    let w = weight(s[i][half][j], m[i]) * counts.load(at) as f32;
+                    weights.store(at, w);
+                    l[i] += w;
+                }
             });
         });
         l[i] = sum_over(l[i], SIDE as u32);
@@ -200,18 +283,18 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let inv: [f32; ROWS_PER] = core::array::from_fn(|i| if l[i] > 0.0 { math::rcp(l[i]) } else { 0.0 });
 
     // 3. Aggregation, chunk by chunk of features.
-    let mut g0 = 0;
-    while g0 < feat {
-        simt::sync_threads();
+    while step < 2 * chunks {
+        arrive(step);
+        let g0 = (step - chunks) * VALUE_CHUNK;
         let valid = (feat - g0).min(VALUE_CHUNK);
-        stage::<WIDE>((vs, vs4), covered, p.v, (c0, sources), row_len, h * feat + g0, valid, 1.0);
-        simt::sync_threads();
+        let v_at = layout.p_bytes + (step % layout.buffers) * layout.buffer_bytes;
+        let vs2 = shared.slice::<F2>(v_at, layout.sources * STRIDE / 2);
         let mut acc = [F2::default(); ROWS_PER];
         let mut j4 = 0;
         while j4 < sources.div_ceil(4) {
             let mut w = [F4::default(); ROWS_PER];
             unroll!(ROWS_PER, |i| {
-                w[i] = weights4.load((ty + SIDE * i) * (P_STRIDE / 4) + j4);
+                w[i] = weights4.load((ty + SIDE * i) * (p_stride / 4) + j4);
             });
             unroll!(4, |c| {
                 let value = vs2.load((4 * j4 + c) * (STRIDE / 2) + tx);
@@ -234,7 +317,8 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
                 });
             }
         });
-        g0 += VALUE_CHUNK;
+        done(step);
+        step += 1;
     }
     if tx == 0 {
         unroll!(ROWS_PER, |i| {
@@ -253,7 +337,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     // 4. The restated maxima (see [`super`]): each row's first source of the maximum scored
     // again, the sources kept in the free staging region.
     if width != 0 {
-        let firsts = shared.slice::<u32>(P_BYTES, TILE_ROWS);
+        let firsts = shared.slice::<u32>(layout.p_bytes, TILE_ROWS);
         simt::sync_threads();
         if tx == 0 {
             unroll!(ROWS_PER, |i| {

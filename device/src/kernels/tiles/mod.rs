@@ -132,6 +132,65 @@ fn stage_rows<const WIDE: bool>(
     }
 }
 
+/// Starts copying ([`SharedSlice::copy_async`]) features `[col, col + valid)` of the `count`
+/// nodes from `first` on (rows of `row_len` floats in `src`) into the first `rows` rows of `dst`
+/// ([`STRIDE`] floats apart), zeros past `count` rows and past `valid` features: what [`stage`]
+/// writes, unscaled, without the thread waiting. The words land at the thread's
+/// [`simt::async_wait_all`]; then [`scale_staged`] may scale the thread's own words, and a barrier
+/// shows them to the block. With `WIDE` (`row_len`, `col` and `valid` multiples of 4) each copy
+/// moves 16 bytes, a warp's 128 contiguous bytes of rows; else 4.
+#[inline(always)]
+fn stage_async<const WIDE: bool>(
+    (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
+    rows: usize,
+    src: GSlice<f32>,
+    (first, count): (usize, usize),
+    (row_len, col, valid): (usize, usize, usize),
+) {
+    let threads = TILE_THREADS as usize;
+    let mut i = simt::thread_idx().x as usize;
+    if WIDE {
+        let quads = SCORE_CHUNK / 4;
+        let src4 = src.cast::<F4>();
+        while i < rows * quads {
+            let (r, q) = (i / quads, i % quads);
+            let at = ((first + r) * row_len + col) / 4 + q;
+            dst4.copy_async(r * (STRIDE / 4) + q, src4, at, r < count && 4 * q < valid);
+            i += threads;
+        }
+    } else {
+        while i < rows * SCORE_CHUNK {
+            let (r, f) = (i / SCORE_CHUNK, i % SCORE_CHUNK);
+            let at = (first + r) * row_len + col + f;
+            dst.copy_async(r * STRIDE + f, src, at, r < count && f < valid);
+            i += threads;
+        }
+    }
+}
+
+/// Multiplies by `scale` the words this thread copied with [`stage_async`] into the first `rows`
+/// rows of `dst`, after its [`simt::async_wait_all`] and before the barrier that shows them:
+/// `x·scale` as [`stage`] writes it, the same bits.
+#[inline(always)]
+fn scale_staged<const WIDE: bool>((dst, dst4): (SharedSlice<f32>, SharedSlice<F4>), rows: usize, scale: f32) {
+    let threads = TILE_THREADS as usize;
+    let mut i = simt::thread_idx().x as usize;
+    if WIDE {
+        let quads = SCORE_CHUNK / 4;
+        while i < rows * quads {
+            let at = (i / quads) * (STRIDE / 4) + i % quads;
+            dst4.store(at, F4(dst4.load(at).0.map(|v| v * scale)));
+            i += threads;
+        }
+    } else {
+        while i < rows * SCORE_CHUNK {
+            let at = (i / SCORE_CHUNK) * STRIDE + i % SCORE_CHUNK;
+            dst.store(at, dst.load(at) * scale);
+            i += threads;
+        }
+    }
+}
+
 /// Each (row, source) pair's number of edges, in `counts` (rows `stride` words apart, the pair
 /// `(r, c)` at `(r − r0)·stride + c − c0`), from the contiguous range `[start, end)` of CSR edges
 /// (their rows in `coo_rows`, their sources in `columns`): `counts4`, the same words as quads,

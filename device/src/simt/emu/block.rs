@@ -58,6 +58,17 @@ pub(super) struct Thread {
     pub result: u32,
     /// The thread's coroutine's yielder, stored when the coroutine starts (see `suspend`).
     pub yielder: *const Yielder<(), ()>,
+    /// The asynchronous copies the thread started and has not waited for.
+    pub copies: Vec<PendingCopy>,
+}
+
+/// An asynchronous copy into shared memory that has not landed: it lands when its thread waits.
+pub(super) struct PendingCopy {
+    /// Byte offset in the block's dynamic shared memory.
+    pub offset: usize,
+    /// The bytes to write (the first `bytes` of them).
+    pub data: [u8; 16],
+    pub bytes: usize,
 }
 
 /// Everything about the block being emulated.
@@ -107,6 +118,7 @@ impl Block {
                 state: State::Ready,
                 result: 0,
                 yielder: core::ptr::null(),
+                copies: Vec::new(),
             })
             .collect();
         let warps = n.div_ceil(WARP_SIZE as usize);

@@ -50,6 +50,11 @@ pub enum EmuErrorKind {
         /// The thread of the earlier access (linear index within the block; `None` when several).
         other_thread: Option<u32>,
     },
+    /// A thread exited with asynchronous copies into shared memory it never waited for.
+    AsyncCopyNotWaited {
+        /// Copies still in flight.
+        copies: usize,
+    },
     /// A shared-memory word was read before any thread of the block wrote it.
     SharedUninitialized {
         /// Byte offset in the block's dynamic shared memory.
@@ -122,6 +127,9 @@ impl fmt::Display for EmuErrorKind {
                     Some(o) => write!(f, " with thread {o} (linear index)"),
                     None => write!(f, " with several threads"),
                 }
+            }
+            Self::AsyncCopyNotWaited { copies } => {
+                write!(f, "the thread exited with {copies} asynchronous copies into shared memory not waited for")
             }
             Self::SharedUninitialized { address } => write!(
                 f,

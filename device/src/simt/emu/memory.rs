@@ -7,7 +7,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::block::{Block, fail, or_fail, with_block};
+use super::block::{Block, PendingCopy, fail, or_fail, with_block};
 use super::error::EmuErrorKind;
 use super::shadow::Accessor;
 use crate::simt::WARP_SIZE;
@@ -109,7 +109,6 @@ impl Block {
     /// (`len` elements) and records it with the race checker.
     #[inline]
     fn check_shared<T>(&mut self, base: *mut T, len: usize, index: usize, access: Access) -> Result<(), EmuErrorKind> {
-        let t = self.current;
         let size = core::mem::size_of::<T>();
         let region = base as usize - self.shared as usize;
         if index >= len {
@@ -119,6 +118,14 @@ impl Block {
                 limit: region + len * size,
             });
         }
+        self.record_shared(region + index * size, size, access)
+    }
+
+    /// Records the running thread's access of the `bytes` bytes at byte offset `offset` of the
+    /// shared memory (in bounds, 4-byte aligned) with the race checker.
+    #[inline]
+    fn record_shared(&mut self, offset: usize, bytes: usize, access: Access) -> Result<(), EmuErrorKind> {
+        let t = self.current;
         let who = Accessor {
             thread: t as u32,
             warp: t as u32 / WARP_SIZE,
@@ -126,7 +133,7 @@ impl Block {
             epoch: self.epoch,
             warp_epoch: self.warp_epoch[t / WARP_SIZE as usize],
         };
-        let (first, words) = ((region + index * size) / 4, size / 4);
+        let (first, words) = (offset / 4, bytes / 4);
         match access {
             Access::Read => self.shadow.read(first, words, who),
             Access::Write => self.shadow.write(first, words, who, false),
@@ -156,6 +163,46 @@ pub(crate) fn shared_slice_store<T: Word>(base: *mut T, len: usize, index: usize
     // `len` elements lie, aligned, inside the block's dynamic shared memory, which the scheduler's
     // workspace holds for the whole launch and which no reference covers.
     unsafe { base.add(index).write(value) }
+}
+
+/// Starts the asynchronous copy of global element `src_index` of `src` (`src_len` elements), or
+/// of zeros when `!valid`, into element `index` of the shared region at `base`; it lands when
+/// the thread calls [`async_wait_all`]. The global element is read now (the launch keeps it
+/// unchanged); the shared word counts as written both now and when the copy lands, so the race
+/// checker reports any other thread's access from the start of the copy to the barrier after its
+/// wait, and a thread that exits without waiting is a defect.
+pub(crate) fn shared_copy_async<T: Word>(
+    base: *mut T,
+    len: usize,
+    index: usize,
+    src: *const T,
+    src_len: usize,
+    src_index: usize,
+    valid: bool,
+) {
+    let bytes = core::mem::size_of::<T>();
+    let mut data = [0u8; 16];
+    if valid {
+        let value = global_slice_load(src, src_len, src_index);
+        // SAFETY: `value` is a `Word`, plain data of `bytes` ≤ 16 bytes, and `data` holds 16.
+        unsafe { core::ptr::copy_nonoverlapping(&value as *const T as *const u8, data.as_mut_ptr(), bytes) };
+    }
+    check_shared(base, len, index, Access::Write);
+    let offset = base as usize - dynamic_shared().0 as usize + index * bytes;
+    with_block(|b| b.threads[b.current].copies.push(PendingCopy { offset, data, bytes }));
+}
+
+/// Lands every asynchronous copy the running thread started ([`shared_copy_async`]).
+pub(crate) fn async_wait_all() {
+    let copies = with_block(|b| core::mem::take(&mut b.threads[b.current].copies));
+    for copy in copies {
+        or_fail(with_block(|b| b.record_shared(copy.offset, copy.bytes, Access::Write)));
+        let (shared, _) = dynamic_shared();
+        // SAFETY: `shared_copy_async` checked that the copy's `bytes` at `offset` lie inside the
+        // block's dynamic shared memory, which the scheduler's workspace holds for the whole
+        // launch and which no reference covers.
+        unsafe { core::ptr::copy_nonoverlapping(copy.data.as_ptr(), shared.add(copy.offset), copy.bytes) };
+    }
 }
 
 /// Applies `f` to element `index` of the shared `u32` region at `base`; returns the old value.

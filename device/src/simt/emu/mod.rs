@@ -10,7 +10,8 @@
 //! naming the kernel, block, thread and address:
 //! - barrier divergence (threads at different barriers, or at a barrier some threads can no longer
 //!   reach because they exited) and deadlock (no thread can make progress);
-//! - shared-memory data races between barriers (write/write, read/write by different threads,
+//! - shared-memory data races between barriers (an asynchronous copy counts as a write from its
+//!   start to its wait) (write/write, read/write by different threads,
 //!   see `shadow.rs`) and reads of shared memory no thread of the block wrote;
 //! - out-of-bounds global and shared accesses, misaligned vector views;
 //! - misused warp operations (masks without the caller, lanes that exited, mismatched calls,
@@ -26,7 +27,7 @@
 //! | `scheduler` | per-OS-thread workspace (stacks, shared memory, shadow), the coroutines, the run loop, thread exit and deadlock |
 //! | `barrier` | `sync_threads` |
 //! | `warp` | shuffles, votes, reductions, `sync_warp` |
-//! | `memory` | checked global and shared accesses, atomics |
+//! | `memory` | checked global and shared accesses, atomics, asynchronous copies |
 //! | `shadow` | the shared-memory race and initialisation checker |
 //! | `error` | what a launch reports |
 
@@ -46,9 +47,9 @@ pub(crate) use block::{block_dim, block_idx, grid_dim, lane_id, thread_idx};
 pub use error::{EmuError, EmuErrorKind};
 pub(crate) use memory::fence_device;
 pub(crate) use memory::{
-    check_alignment, check_shared_region, dynamic_shared, global_atomic_add_f32, global_atomic_add_u32,
+    async_wait_all, check_alignment, check_shared_region, dynamic_shared, global_atomic_add_f32, global_atomic_add_u32,
     global_atomic_max_u32, global_slice_load, global_slice_load_coherent, global_slice_store, shared_atomic_add_f32,
-    shared_atomic_add_u32, shared_slice_load, shared_slice_store,
+    shared_atomic_add_u32, shared_copy_async, shared_slice_load, shared_slice_store,
 };
 pub(crate) use warp::{reduce_add_u32, reduce_max_u32, reduce_min_u32, shuffle, sync_warp, vote_ballot};
 

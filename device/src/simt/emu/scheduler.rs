@@ -157,11 +157,16 @@ impl Block {
         Some(t)
     }
 
-    /// Thread `t` returned from the kernel: a defect when others wait at a barrier or in a warp
-    /// operation that needs it.
+    /// Thread `t` returned from the kernel: a defect when it left asynchronous copies unwaited, or
+    /// when others wait at a barrier or in a warp operation that needs it.
     fn exit(&mut self, t: usize) {
         self.threads[t].state = State::Exited;
         self.exited += 1;
+        let copies = self.threads[t].copies.len();
+        if copies > 0 {
+            self.record(t, EmuErrorKind::AsyncCopyNotWaited { copies });
+            return;
+        }
         if let Some(site) = self.barrier_site {
             let waiting = self.barrier_arrived;
             self.record(
