@@ -18,7 +18,8 @@
 //! # Grid mapping
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads:
 //! 0. Staging: the tile's CSC slots, each as its source node and destination row within the
-//!    tile; `dO` of all the head's features of the tile's destination rows, their `el`, `m`,
+//!    tile; `dO` of all the head's features of the tile's destination rows (asynchronous copies,
+//!    all of a thread's in flight at once, [`super::stage_rows_async`]), their `el`, `m`,
 //!    `1/l` and `D` (one load of each row's record from the row pass), and the tile's source
 //!    nodes' `er`.
 //! 1. A thread per edge: `α_ij = 2^(s − m_i)·(1/l_i)` from the forward's stats with the forward's
@@ -49,7 +50,7 @@
 //! order, then a butterfly over the group. No atomics: the same inputs give the same bits.
 
 use super::edges::{Tile, dot4, region, store};
-use super::{TILE_ROWS, TILE_THREADS, stage_rows};
+use super::{TILE_ROWS, TILE_THREADS, stage_rows_async};
 use crate::abi::GatTileColsParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::{Blocked, FoldClock};
@@ -138,7 +139,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
     let er = shared.slice::<f32>(at + 16 * source_cap, TILE_ROWS);
     let nodes = (tile.c0, tile.sources);
     let layout = (tile.sources, 4 * quads, 4 * quads);
-    stage_rows::<WIDE>(staged, layout, p.d_out, nodes, (heads * feat, tile.head * feat, feat), 1.0);
+    stage_rows_async::<WIDE>(staged, layout, p.d_out, nodes, (heads * feat, tile.head * feat, feat));
     let t = simt::thread_idx().x as usize;
     let threads = TILE_THREADS as usize;
     let mut i = t;
@@ -155,6 +156,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
         }
         i += threads;
     }
+    simt::async_wait_all();
     simt::sync_threads();
 
     // 1. Every edge's α_ij from the forward's (m, 1/l) of its row with the forward's arithmetic, a

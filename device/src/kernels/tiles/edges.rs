@@ -8,7 +8,8 @@
 //! 0. Edge list: the tile's edges are a contiguous range of the CSR; each goes to shared memory
 //!    as its row and source within the tile (`row | source << 8`), with each row's first edge.
 //! 1. Scores: `s = (c·log2 e·q)·k` over chunks of [`SCORE_CHUNK`] features staged in shared
-//!    memory (16 bytes a load when `F % 4 == 0`, the `_w4` entry, else 4: `_w1`); thread `t`
+//!    memory (16-byte asynchronous copies when `F % 4 == 0`, the `_w4` entry, else 4: `_w1`;
+//!    all of a thread's in flight at once, [`super::stage_rows_async`]); thread `t`
 //!    takes edges `t, t + 256, …`, each score a sequential multiply-add chain over the features
 //!    in order, kept in shared memory between chunks.
 //! 2. Softmax: a warp per row takes its exact maximum and sum (butterflies over the lanes, which
@@ -28,7 +29,7 @@
 
 use super::{
     IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, dot_as_vector, gt_term,
-    load_vector, restate_maxima, stage,
+    load_vector, restate_maxima, scale_staged, stage_async,
 };
 use crate::abi::{GatTilesParams, GatV2TilesParams, GtTilesParams, TileList};
 use crate::kernels::common::reduce::{min_over, warp_max, warp_sum};
@@ -246,10 +247,15 @@ impl Tile {
             simt::sync_threads();
             let valid = (feat - f0).min(SCORE_CHUNK);
             let col = self.head * feat + f0;
-            stage::<WIDE>((qs, qs4), self.rows, rows.0, (self.r0, self.rows), row_len, col, valid, rows.1);
-            stage::<WIDE>((ks, ks4), self.sources, sources, (self.c0, self.sources), row_len, col, valid, 1.0);
+            let at = (row_len, col, valid);
+            stage_async::<WIDE>((qs, qs4), self.rows, rows.0, (self.r0, self.rows), at);
+            stage_async::<WIDE>((ks, ks4), self.sources, sources, (self.c0, self.sources), at);
             if !a.is_empty() && t < SCORE_CHUNK {
                 as1.store(t, if t < valid { a.load(col + t) * math::LOG2_E } else { 0.0 });
+            }
+            simt::async_wait_all();
+            if rows.1 != 1.0 {
+                scale_staged::<WIDE>((qs, qs4), self.rows, rows.1);
             }
             simt::sync_threads();
             let mut e = t;
@@ -399,7 +405,8 @@ impl Tile {
             simt::sync_threads();
             let valid = (feat - g0).min(VALUE_CHUNK);
             let col = self.head * feat + g0;
-            stage::<WIDE>((vs, vs4), self.sources, values, (self.c0, self.sources), row_len, col, valid, 1.0);
+            stage_async::<WIDE>((vs, vs4), self.sources, values, (self.c0, self.sources), (row_len, col, valid));
+            simt::async_wait_all();
             simt::sync_threads();
             let mut row = group;
             while row < self.rows {

@@ -49,100 +49,36 @@ const _: () = assert!(VALUE_CHUNK == SCORE_CHUNK);
 /// apart in banks take the fewest wavefronts).
 const STRIDE: usize = SCORE_CHUNK + 4;
 
-/// Loads one thread has in flight at once while staging or counting.
+/// Loads one thread has in flight at once while counting.
 const IN_FLIGHT: usize = 4;
 
-/// Copies features `[col, col + valid)` of the `count` nodes from `first` on (rows of `row_len`
-/// floats in `src`), times `scale`, into the first `rows` rows of `dst` ([`STRIDE`] floats
-/// apart), zero past `count` rows and past `valid` features: [`stage_rows`] of
-/// [`SCORE_CHUNK`]-feature chunks.
+/// Starts copying ([`SharedSlice::copy_async`]) features `[col, col + valid)` of the `count`
+/// nodes from `first` on (rows of `row_len` floats in `src`) into the first `rows` rows of `dst`
+/// ([`STRIDE`] floats apart), zeros past `count` rows and past `valid` features: a chunk of
+/// [`SCORE_CHUNK`] features ([`stage_rows_async`]).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn stage<const WIDE: bool>(
+fn stage_async<const WIDE: bool>(
     dst: (SharedSlice<f32>, SharedSlice<F4>),
     rows: usize,
     src: GSlice<f32>,
     nodes: (usize, usize),
-    row_len: usize,
-    col: usize,
-    valid: usize,
-    scale: f32,
+    at: (usize, usize, usize),
 ) {
-    stage_rows::<WIDE>(dst, (rows, SCORE_CHUNK, STRIDE), src, nodes, (row_len, col, valid), scale)
-}
-
-/// Copies features `[col, col + valid)` of the `count` nodes from `first` on (rows of `row_len`
-/// floats in `src`), times `scale`, into the first `rows` rows of `width` features of `dst`,
-/// `stride` floats apart, zero past `count` rows and past `valid` features. With `WIDE`
-/// (`row_len`, `col`, `valid`, `width` and `stride` multiples of 4) each thread moves 16 bytes at
-/// a time, a warp reading 128 contiguous bytes of rows; else 4 bytes. Each thread has
-/// [`IN_FLIGHT`] loads in flight before it stores.
-#[inline(always)]
-fn stage_rows<const WIDE: bool>(
-    (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
-    (rows, width, stride): (usize, usize, usize),
-    src: GSlice<f32>,
-    (first, count): (usize, usize),
-    (row_len, col, valid): (usize, usize, usize),
-    scale: f32,
-) {
-    let threads = TILE_THREADS as usize;
-    if WIDE {
-        let quads = width / 4;
-        let src4 = src.cast::<F4>();
-        let total = rows * quads;
-        let mut base = simt::thread_idx().x as usize;
-        while base < total {
-            let mut x = [F4::default(); IN_FLIGHT];
-            unroll!(IN_FLIGHT, |u| {
-                let i = base + u * threads;
-                let (r, q) = (i / quads, i % quads);
-                if i < total && r < count && 4 * q < valid {
-                    x[u] = src4.load(((first + r) * row_len + col) / 4 + q);
-                }
-            });
-            unroll!(IN_FLIGHT, |u| {
-                let i = base + u * threads;
-                if i < total {
-                    dst4.store((i / quads) * (stride / 4) + i % quads, F4(x[u].0.map(|v| v * scale)));
-                }
-            });
-            base += IN_FLIGHT * threads;
-        }
-    } else {
-        let total = rows * width;
-        let mut base = simt::thread_idx().x as usize;
-        while base < total {
-            let mut x = [0.0f32; IN_FLIGHT];
-            unroll!(IN_FLIGHT, |u| {
-                let i = base + u * threads;
-                let (r, f) = (i / width, i % width);
-                if i < total && r < count && f < valid {
-                    x[u] = src.load((first + r) * row_len + col + f);
-                }
-            });
-            unroll!(IN_FLIGHT, |u| {
-                let i = base + u * threads;
-                if i < total {
-                    dst.store((i / width) * stride + i % width, x[u] * scale);
-                }
-            });
-            base += IN_FLIGHT * threads;
-        }
-    }
+    stage_rows_async::<WIDE>(dst, (rows, SCORE_CHUNK, STRIDE), src, nodes, at)
 }
 
 /// Starts copying ([`SharedSlice::copy_async`]) features `[col, col + valid)` of the `count`
-/// nodes from `first` on (rows of `row_len` floats in `src`) into the first `rows` rows of `dst`
-/// ([`STRIDE`] floats apart), zeros past `count` rows and past `valid` features: what [`stage`]
-/// writes, unscaled, without the thread waiting. The words land at the thread's
-/// [`simt::async_wait_all`]; then [`scale_staged`] may scale the thread's own words, and a barrier
-/// shows them to the block. With `WIDE` (`row_len`, `col` and `valid` multiples of 4) each copy
-/// moves 16 bytes, a warp's 128 contiguous bytes of rows; else 4.
+/// nodes from `first` on (rows of `row_len` floats in `src`) into the first `rows` rows of
+/// `width` features of `dst`, `stride` floats apart, zeros past `count` rows and past `valid`
+/// features, without the thread waiting: every copy of the thread in flight at once. The words
+/// land at the thread's [`simt::async_wait_all`]; then [`scale_staged`] may scale the thread's own
+/// words, and a barrier shows them to the block. With `WIDE` (`row_len`, `col`, `valid`, `width`
+/// and `stride` multiples of 4) each copy moves 16 bytes, a warp's 128 contiguous bytes of rows;
+/// else 4.
 #[inline(always)]
-fn stage_async<const WIDE: bool>(
+fn stage_rows_async<const WIDE: bool>(
     (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
-    rows: usize,
+    (rows, width, stride): (usize, usize, usize),
     src: GSlice<f32>,
     (first, count): (usize, usize),
     (row_len, col, valid): (usize, usize, usize),
@@ -150,27 +86,26 @@ fn stage_async<const WIDE: bool>(
     let threads = TILE_THREADS as usize;
     let mut i = simt::thread_idx().x as usize;
     if WIDE {
-        let quads = SCORE_CHUNK / 4;
+        let quads = width / 4;
         let src4 = src.cast::<F4>();
         while i < rows * quads {
             let (r, q) = (i / quads, i % quads);
             let at = ((first + r) * row_len + col) / 4 + q;
-            dst4.copy_async(r * (STRIDE / 4) + q, src4, at, r < count && 4 * q < valid);
+            dst4.copy_async(r * (stride / 4) + q, src4, at, r < count && 4 * q < valid);
             i += threads;
         }
     } else {
-        while i < rows * SCORE_CHUNK {
-            let (r, f) = (i / SCORE_CHUNK, i % SCORE_CHUNK);
+        while i < rows * width {
+            let (r, f) = (i / width, i % width);
             let at = (first + r) * row_len + col + f;
-            dst.copy_async(r * STRIDE + f, src, at, r < count && f < valid);
+            dst.copy_async(r * stride + f, src, at, r < count && f < valid);
             i += threads;
         }
     }
 }
 
 /// Multiplies by `scale` the words this thread copied with [`stage_async`] into the first `rows`
-/// rows of `dst`, after its [`simt::async_wait_all`] and before the barrier that shows them:
-/// `x·scale` as [`stage`] writes it, the same bits.
+/// rows of `dst`, after its [`simt::async_wait_all`] and before the barrier that shows them.
 #[inline(always)]
 fn scale_staged<const WIDE: bool>((dst, dst4): (SharedSlice<f32>, SharedSlice<F4>), rows: usize, scale: f32) {
     let threads = TILE_THREADS as usize;
