@@ -5,8 +5,7 @@
 //! # Grid mapping
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16 grid:
 //! thread `(ty, tx)` holds the scores of rows `ty + 16·i` (`i < 4`) and sources `tx + 16·j`
-//! (`j < 16`; the groups of 16 sources past the tile's are skipped, block-uniformly, and so are
-//! the groups of 16 rows past the tile's, by one of four copies of the products), and in the
+//! (`j < 16`; the groups of 16 sources past the tile's are skipped, block-uniformly), and in the
 //! aggregation the outputs of the same rows for features `2·tx, 2·tx + 1` of each chunk of
 //! [`VALUE_CHUNK`].
 //! 0. Counts: each (row, source) pair's number of edges (duplicates count, a pair with none is
@@ -45,7 +44,7 @@ use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
 use crate::kernels::common::softmax::{log_sum_exp, weight};
 use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F2, F4, SharedSlice, math};
+use crate::simt::{self, F2, F4, math};
 
 /// Threads along each side of the block's 16 × 16 grid: a thread's sources are groups of this
 /// many, and a block computes the scores of its tile's sources rounded up to a group.
@@ -117,79 +116,6 @@ crate::kernel! {
     }
 }
 
-/// Adds one staged chunk's products to thread `(ty, tx)`'s scores `s` of its rows `ty + 16·i`
-/// for `i < R` (the tile's groups of 16 rows in use) and its sources `tx + 16·j` of the groups in
-/// use (`16·j < sources`), from the staged query and key chunks `(qs4, ks4)`: each score a
-/// sequential multiply-add chain over the features in order.
-#[inline(always)]
-fn score_chunk<const R: usize>(
-    s: &mut [[[f32; HALF]; 2]; ROWS_PER],
-    (qs4, ks4): (SharedSlice<F4>, SharedSlice<F4>),
-    sources: usize,
-    (ty, tx): (usize, usize),
-) {
-    let mut f4 = 0;
-    while f4 < SCORE_CHUNK / 4 {
-        let mut qv = [F4::default(); ROWS_PER];
-        unroll!(ROWS_PER, |i| {
-            if i < R {
-                qv[i] = qs4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
-            }
-        });
-        unroll!(2, |half| {
-            unroll!(HALF, |j| {
-                let group = half * HALF + j;
-                if group * SIDE < sources {
-                    let kv = ks4.load((tx + SIDE * group) * (STRIDE / 4) + f4);
-                    unroll!(ROWS_PER, |i| {
-                        if i < R {
-                            let mut acc = s[i][half][j];
-                            unroll!(4, |c| {
-                                acc = math::fma(qv[i].0[c], kv.0[c], acc);
-                            });
-                            s[i][half][j] = acc;
-                        }
-                    });
-                }
-            });
-        });
-        f4 += 1;
-    }
-}
-
-/// Adds one staged value chunk's weighted sums to thread `(ty, tx)`'s outputs `acc` of its rows
-/// `ty + 16·i` for `i < R`, features `2·tx, 2·tx + 1`: `Σ_j w_ij·v_j` over the tile's `sources`
-/// in order, from the weights (`weights4`, rows `p_stride` floats apart) and the staged values
-/// (`vs2`).
-#[inline(always)]
-fn value_chunk<const R: usize>(
-    acc: &mut [F2; ROWS_PER],
-    (weights4, vs2, p_stride): (SharedSlice<F4>, SharedSlice<F2>, usize),
-    sources: usize,
-    (ty, tx): (usize, usize),
-) {
-    let mut j4 = 0;
-    while j4 < sources.div_ceil(4) {
-        let mut w = [F4::default(); ROWS_PER];
-        unroll!(ROWS_PER, |i| {
-            if i < R {
-                w[i] = weights4.load((ty + SIDE * i) * (p_stride / 4) + j4);
-            }
-        });
-        unroll!(4, |c| {
-            let value = vs2.load((4 * j4 + c) * (STRIDE / 2) + tx);
-            unroll!(ROWS_PER, |i| {
-                if i < R {
-                    unroll!(2, |k| {
-                        acc[i].0[k] = math::fma(value.0[k], w[i].0[c], acc[i].0[k]);
-                    });
-                }
-            });
-        });
-        j4 += 1;
-    }
-}
-
 /// GT's forward over the tiles of [`GtTilesParams`] (`block.x = TILE_THREADS`, grid `T·H`,
 /// [`Layout::bytes`] of dynamic shared memory for the tiles' `source_cap`); `WIDE` stages 16
 /// bytes at a time and needs `F % 4 == 0`.
@@ -209,9 +135,6 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let sources = p.tiles.src_count.load(tile) as usize;
     // Sources rounded up to a thread's group of 16: what the loops and staging cover.
     let covered = sources.div_ceil(SIDE) * SIDE;
-    // Groups of 16 rows in use: the products skip the others (a graph's last tile may hold a few
-    // rows).
-    let groups = rows.div_ceil(SIDE);
     let feat = p.feat as usize;
     let row_len = heads * feat;
     let layout = Layout::new(p.tiles.source_cap);
@@ -280,12 +203,29 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     while step < chunks {
         arrive(step);
         let (q_staged, k_staged) = staged(step % layout.buffers);
-        let staged4 = (q_staged.1, k_staged.1);
-        match groups {
-            1 => score_chunk::<1>(&mut s, staged4, sources, (ty, tx)),
-            2 => score_chunk::<2>(&mut s, staged4, sources, (ty, tx)),
-            3 => score_chunk::<3>(&mut s, staged4, sources, (ty, tx)),
-            _ => score_chunk::<ROWS_PER>(&mut s, staged4, sources, (ty, tx)),
+        let (qs4, ks4) = (q_staged.1, k_staged.1);
+        let mut f4 = 0;
+        while f4 < SCORE_CHUNK / 4 {
+            let mut qv = [F4::default(); ROWS_PER];
+            unroll!(ROWS_PER, |i| {
+                qv[i] = qs4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
+            });
+            unroll!(2, |half| {
+                unroll!(HALF, |j| {
+                    let group = half * HALF + j;
+                    if group * SIDE < sources {
+                        let kv = ks4.load((tx + SIDE * group) * (STRIDE / 4) + f4);
+                        unroll!(ROWS_PER, |i| {
+                            let mut acc = s[i][half][j];
+                            unroll!(4, |c| {
+                                acc = math::fma(qv[i].0[c], kv.0[c], acc);
+                            });
+                            s[i][half][j] = acc;
+                        });
+                    }
+                });
+            });
+            f4 += 1;
         }
         done(step);
         step += 1;
@@ -350,12 +290,21 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         let v_at = layout.p_bytes + (step % layout.buffers) * layout.buffer_bytes;
         let vs2 = shared.slice::<F2>(v_at, layout.sources * STRIDE / 2);
         let mut acc = [F2::default(); ROWS_PER];
-        let at = (weights4, vs2, p_stride);
-        match groups {
-            1 => value_chunk::<1>(&mut acc, at, sources, (ty, tx)),
-            2 => value_chunk::<2>(&mut acc, at, sources, (ty, tx)),
-            3 => value_chunk::<3>(&mut acc, at, sources, (ty, tx)),
-            _ => value_chunk::<ROWS_PER>(&mut acc, at, sources, (ty, tx)),
+        let mut j4 = 0;
+        while j4 < sources.div_ceil(4) {
+            let mut w = [F4::default(); ROWS_PER];
+            unroll!(ROWS_PER, |i| {
+                w[i] = weights4.load((ty + SIDE * i) * (p_stride / 4) + j4);
+            });
+            unroll!(4, |c| {
+                let value = vs2.load((4 * j4 + c) * (STRIDE / 2) + tx);
+                unroll!(ROWS_PER, |i| {
+                    unroll!(2, |k| {
+                        acc[i].0[k] = math::fma(value.0[k], w[i].0[c], acc[i].0[k]);
+                    });
+                });
+            });
+            j4 += 1;
         }
         unroll!(ROWS_PER, |i| {
             let row = ty + SIDE * i;
