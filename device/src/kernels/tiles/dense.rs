@@ -95,6 +95,12 @@ impl Layout {
         Self { sources, p_stride, p_bytes, buffer_bytes, buffers }
     }
 
+    /// Byte offset of the staging buffer of chunk `step` (the buffers taken in turn).
+    #[inline(always)]
+    const fn buffer_at(&self, step: usize) -> usize {
+        self.p_bytes + (step % self.buffers) * self.buffer_bytes
+    }
+
     /// Dynamic shared memory of a block.
     #[inline(always)]
     pub const fn bytes(&self) -> u32 {
@@ -143,9 +149,9 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let counts = shared.slice::<u32>(0, TILE_ROWS * p_stride);
     let weights = shared.slice::<f32>(0, TILE_ROWS * p_stride);
     let weights4 = shared.slice::<F4>(0, TILE_ROWS * p_stride / 4);
-    // Staging buffer `buffer`'s query chunk and key chunk (a value chunk takes the start).
-    let staged = |buffer: usize| {
-        let at = layout.p_bytes + buffer * layout.buffer_bytes;
+    // Chunk `step`'s staged query chunk and key chunk.
+    let staged = |step: usize| {
+        let at = layout.buffer_at(step);
         let k_at = at + TILE_ROWS * STRIDE * 4;
         let (q_floats, k_floats) = (TILE_ROWS * STRIDE, layout.sources * STRIDE);
         (
@@ -156,18 +162,21 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     // Chunk `step` (the scores' chunks of queries and keys, then the values' chunks) started into
     // its buffer.
     let chunks = feat.div_ceil(SCORE_CHUNK);
+    // Chunk `step`'s staged value chunk (at its buffer's start).
+    let values = |step: usize| {
+        let (at, floats) = (layout.buffer_at(step), layout.sources * STRIDE);
+        (shared.slice::<f32>(at, floats), shared.slice::<F2>(at, floats / 2), shared.slice::<F4>(at, floats / 4))
+    };
     let issue = |step: usize| {
-        let (q_staged, k_staged) = staged(step % layout.buffers);
+        let (q_staged, k_staged) = staged(step);
         let f0 = (step % chunks) * SCORE_CHUNK;
         let at = (row_len, h * feat + f0, (feat - f0).min(SCORE_CHUNK));
         if step < chunks {
             stage_async::<WIDE>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
             stage_async::<WIDE>(k_staged, covered, p.k, (c0, sources), at);
         } else {
-            let (v_at, v_floats) =
-                (layout.p_bytes + (step % layout.buffers) * layout.buffer_bytes, layout.sources * STRIDE);
-            let v_staged = (shared.slice::<f32>(v_at, v_floats), shared.slice::<F4>(v_at, v_floats / 4));
-            stage_async::<WIDE>(v_staged, covered, p.v, (c0, sources), at);
+            let (vs, _, vs4) = values(step);
+            stage_async::<WIDE>((vs, vs4), covered, p.v, (c0, sources), at);
         }
     };
     // Chunk `step` landed and shown to the block; the next one started (into the other buffer, or
@@ -175,7 +184,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let arrive = |step: usize| {
         simt::async_wait_all();
         if step < chunks {
-            scale_staged::<WIDE>(staged(step % layout.buffers).0, TILE_ROWS, p.scale_log2);
+            scale_staged::<WIDE>(staged(step).0, TILE_ROWS, p.scale_log2);
         }
         simt::sync_threads();
         if layout.buffers == 2 && step + 1 < 2 * chunks {
@@ -202,7 +211,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let mut step = 0;
     while step < chunks {
         arrive(step);
-        let (q_staged, k_staged) = staged(step % layout.buffers);
+        let (q_staged, k_staged) = staged(step);
         let (qs4, ks4) = (q_staged.1, k_staged.1);
         let mut f4 = 0;
         while f4 < SCORE_CHUNK / 4 {
@@ -287,8 +296,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         arrive(step);
         let g0 = (step - chunks) * VALUE_CHUNK;
         let valid = (feat - g0).min(VALUE_CHUNK);
-        let v_at = layout.p_bytes + (step % layout.buffers) * layout.buffer_bytes;
-        let vs2 = shared.slice::<F2>(v_at, layout.sources * STRIDE / 2);
+        let vs2 = values(step).1;
         let mut acc = [F2::default(); ROWS_PER];
         let mut j4 = 0;
         while j4 < sources.div_ceil(4) {

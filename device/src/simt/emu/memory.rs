@@ -106,9 +106,16 @@ pub(crate) fn check_shared_region(offset: usize, bytes: usize, align: usize, tot
 
 impl Block {
     /// Checks the running thread's access of element `index` of the shared region at `base`
-    /// (`len` elements) and records it with the race checker.
+    /// (`len` elements) and records it with the race checker; the element's byte offset in the
+    /// shared memory.
     #[inline]
-    fn check_shared<T>(&mut self, base: *mut T, len: usize, index: usize, access: Access) -> Result<(), EmuErrorKind> {
+    fn check_shared<T>(
+        &mut self,
+        base: *mut T,
+        len: usize,
+        index: usize,
+        access: Access,
+    ) -> Result<usize, EmuErrorKind> {
         let size = core::mem::size_of::<T>();
         let region = base as usize - self.shared as usize;
         if index >= len {
@@ -118,7 +125,8 @@ impl Block {
                 limit: region + len * size,
             });
         }
-        self.record_shared(region + index * size, size, access)
+        let offset = region + index * size;
+        self.record_shared(offset, size, access).map(|()| offset)
     }
 
     /// Records the running thread's access of the `bytes` bytes at byte offset `offset` of the
@@ -142,11 +150,11 @@ impl Block {
     }
 }
 
-/// Checks an access of element `index` of the shared region at `base`; the running thread fails
-/// on a defect.
+/// Checks an access of element `index` of the shared region at `base` (the running thread fails
+/// on a defect); the element's byte offset in the shared memory.
 #[inline]
-fn check_shared<T>(base: *mut T, len: usize, index: usize, access: Access) {
-    or_fail(with_block(|b| b.check_shared(base, len, index, access)));
+fn check_shared<T>(base: *mut T, len: usize, index: usize, access: Access) -> usize {
+    or_fail(with_block(|b| b.check_shared(base, len, index, access)))
 }
 
 pub(crate) fn shared_slice_load<T: Word>(base: *mut T, len: usize, index: usize) -> T {
@@ -187,8 +195,7 @@ pub(crate) fn shared_copy_async<T: Word>(
         // SAFETY: `value` is a `Word`, plain data of `bytes` ≤ 16 bytes, and `data` holds 16.
         unsafe { core::ptr::copy_nonoverlapping(&value as *const T as *const u8, data.as_mut_ptr(), bytes) };
     }
-    check_shared(base, len, index, Access::Write);
-    let offset = base as usize - dynamic_shared().0 as usize + index * bytes;
+    let offset = check_shared(base, len, index, Access::Write);
     with_block(|b| b.threads[b.current].copies.push(PendingCopy { offset, data, bytes }));
 }
 
