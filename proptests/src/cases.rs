@@ -301,6 +301,14 @@ pub fn closed_batch() -> Csr {
     batch_of(&[1, 5, 37, 128, 60, 3])
 }
 
+/// A batch that cuts into closed blocks of every count of groups of 16 nodes (1 to 10) and of
+/// pairs of 32 (1 to 5), one copy of the blocks' loops each: blocks of 12, 150, 20, 40, 60, 70,
+/// 90, 100, 120 and 144 nodes (each graph after a 150-node one alone in its block, the last two
+/// graphs in one).
+pub fn closed_batch_of_every_size() -> Csr {
+    batch_of(&[12, 150, 20, 150, 40, 150, 60, 150, 70, 150, 90, 150, 100, 150, 120, 150, 135, 9])
+}
+
 /// A block-diagonal batch of graphs of `sizes` nodes as [`dense_batch`] makes them.
 fn batch_of(sizes: &[usize]) -> Csr {
     let n: usize = sizes.iter().sum();

@@ -11,9 +11,9 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
 use crate::cases::{
-    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, closed_batch, corner_graphs, cost, dense_batch,
-    dense_bipartite, duplicate_hub, duplicate_hub_cases, forced_options, gat_forced_options, power_law_cases,
-    sparse_batch, star_batch, sweep_graph,
+    Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, closed_batch, closed_batch_of_every_size,
+    corner_graphs, cost, dense_batch, dense_bipartite, duplicate_hub, duplicate_hub_cases, forced_options,
+    gat_forced_options, power_law_cases, sparse_batch, star_batch, sweep_graph,
 };
 use crate::gat::{GatCase, check_gat, check_gat_case, check_gat_repeatable};
 use crate::gatv2::{GatV2Case, check_gatv2, check_gatv2_case, check_gatv2_repeatable};
@@ -444,6 +444,19 @@ pub fn closed_blocks(backend: &Backend, model: Model) {
             tally.record(result.map_err(|e| format!("`closed batch`: {e}")));
         }
     }
+    // Every copy of the blocks' loops (one per count of groups and of pairs), on a narrow shape.
+    let every = closed_batch_of_every_size();
+    let result = model.check(backend, &every, 2, 9, &PlanOptions::default(), 77).and_then(|r| {
+        blocks(&r, true)?;
+        let sizes: Vec<u32> = r.plan.blocks.iter().flat_map(|b| b.first.windows(2).map(|w| w[1] - w[0])).collect();
+        let covers = |side: u32, counts: u32| (1..=counts).all(|c| sizes.iter().any(|&n| n.div_ceil(side) == c));
+        if covers(16, 10) && covers(32, 5) {
+            Ok(())
+        } else {
+            Err(format!("the blocks of {sizes:?} nodes miss a count of groups of 16 or of pairs of 32"))
+        }
+    });
+    tally.record(result.map_err(|e| format!("`closed batch of every size`: {e}")));
     let forced = PlanOptions { block_backward: Some(true), ..PlanOptions::default() };
     let untiled = PlanOptions { tiles: Some(TileChoice::Off), ..forced.clone() };
     let mut refused =

@@ -10,8 +10,9 @@
 //!
 //! # Grid mapping
 //! Block `b` takes closed block `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16
-//! grid; a block of `n` nodes computes `⌈n/16⌉` groups of 16 rows and of 16 sources (the others
-//! skipped, block-uniformly).
+//! grid; a block of `n` nodes computes `⌈n/16⌉` groups of 16 rows and of 16 sources in the pair
+//! products and `⌈n/32⌉` pairs of nodes per thread in the gradients (one copy of each loop per
+//! count, chosen per block, so no loop tests a group).
 //! 0. Counts: each pair's number of edges (duplicates count), from the block's contiguous range
 //!    of CSR edges by shared-memory integer atomics (exact, so order-free).
 //! 1. Scores: thread `(ty, tx)` holds rows `ty + 16·i` and sources `tx + 16·j` (`i, j < 10`), each
@@ -22,7 +23,7 @@
 //!    `α = n·2^(s − m)·(1/l)` from the forward's `(m, 1/l)`, over the counts.
 //! 2. Chunk by chunk of [`SCORE_CHUNK`] features of `dO` and `v`: `dP = dO·vᵀ` accumulated as the
 //!    scores are, and the chunk's `dv_u = Σ_i α_iu·dO_i`, thread `(ty, tx)` taking nodes
-//!    `10·ty + i` and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij` (a row's 16
+//!    `32·c + 2·ty + k` (`k < 2`) and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij` (a row's 16
 //!    threads by butterfly) and `ds_ij = α_ij·(dP_ij − D_i)`, over the weights.
 //! 3. Chunk by chunk of features of `k` and `q`, with step 2's thread layout:
 //!    `dq_u = c·Σ_j ds_uj·k_j` and `dk_u = c·Σ_i ds_iu·q_i`.
@@ -143,23 +144,23 @@ impl Block {
 }
 
 /// Adds `a_r·b_c` over a staged chunk of features to `acc` for every pair of thread `(ty, tx)`
-/// (rows `ty + 16·i`, sources `tx + 16·j` of the `groups` groups of 16 in use), each a
-/// sequential multiply-add chain over the features in order.
+/// (rows `ty + 16·i`, sources `tx + 16·j` of the block's `G` groups of 16), each a sequential
+/// multiply-add chain over the features in order.
 #[inline(always)]
-fn pair_products(acc: &mut [[f32; PER]; PER], (sa, sb): (Chunk, Chunk), groups: usize, (ty, tx): (usize, usize)) {
+fn pair_products<const G: usize>(acc: &mut [[f32; PER]; PER], (sa, sb): (Chunk, Chunk), (ty, tx): (usize, usize)) {
     let mut f4 = 0;
     while f4 < SCORE_CHUNK / 4 {
         let mut av = [F4::default(); PER];
         per!(|i| {
-            if i < groups {
+            if i < G {
                 av[i] = sa.f4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
             }
         });
         per!(|j| {
-            if j < groups {
+            if j < G {
                 let bv = sb.f4.load((tx + SIDE * j) * (STRIDE / 4) + f4);
                 per!(|i| {
-                    if i < groups {
+                    if i < G {
                         let mut x = acc[i][j];
                         unroll!(4, |c| {
                             x = math::fma(av[i].0[c], bv.0[c], x);
@@ -173,23 +174,32 @@ fn pair_products(acc: &mut [[f32; PER]; PER], (sa, sb): (Chunk, Chunk), groups: 
     }
 }
 
-/// Thread `(ty, tx)`'s sums `Σ_r m_ru·x_r` over the block's `n` nodes `r`, for its nodes
-/// `u = 10·ty + i` and the features `2·tx, 2·tx + 1` of the staged chunk `x`: a column of the
-/// matrix `m` against the chunk, in node order.
+/// Thread `ty`'s `i`-th node in the gradients: the pairs `32·c + 2·ty + k` (`i = 2·c + k`), so
+/// that `P` pairs per thread cover the block's nodes rounded up to 32.
 #[inline(always)]
-fn column_sums(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+fn grad_node(i: usize, ty: usize) -> usize {
+    2 * SIDE * (i / 2) + 2 * ty + i % 2
+}
+
+/// Thread `(ty, tx)`'s sums `Σ_r m_ru·x_r` over the block's `n` nodes `r`, for its nodes
+/// `u = grad_node(i, ty)` (`i < 2·P`) and the features `2·tx, 2·tx + 1` of the staged chunk `x`:
+/// a column of the matrix `m` against the chunk, in node order.
+#[inline(always)]
+fn column_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
     let mut acc = [F2::default(); PER];
     let mut r = 0;
     while r < n {
         let xv = x.f2.load(r * (STRIDE / 2) + tx);
-        let at = r * (M_STRIDE / 2) + (PER / 2) * ty;
+        let at = r * (M_STRIDE / 2) + ty;
         unroll!(PER / 2, |c| {
-            let w = m.load(at + c);
-            unroll!(2, |k| {
-                unroll!(2, |f| {
-                    acc[2 * c + k].0[f] = math::fma(w.0[k], xv.0[f], acc[2 * c + k].0[f]);
+            if c < P {
+                let w = m.load(at + SIDE * c);
+                unroll!(2, |k| {
+                    unroll!(2, |f| {
+                        acc[2 * c + k].0[f] = math::fma(w.0[k], xv.0[f], acc[2 * c + k].0[f]);
+                    });
                 });
-            });
+            }
         });
         r += 1;
     }
@@ -197,25 +207,56 @@ fn column_sums(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx): (usize, usize))
 }
 
 /// Thread `(ty, tx)`'s sums `Σ_j m_uj·x_j` over the block's nodes `j` (in quads up to `quads`),
-/// for its nodes `u = 10·ty + i` and the features `2·tx, 2·tx + 1` of the staged chunk `x`: a row
-/// of the matrix `m` against the chunk, in node order.
+/// for its nodes `u = grad_node(i, ty)` (`i < 2·P`) and the features `2·tx, 2·tx + 1` of the
+/// staged chunk `x`: a row of the matrix `m` against the chunk, in node order.
 #[inline(always)]
-fn row_sums(m: SharedSlice<F2>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+fn row_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
     let mut acc = [F2::default(); PER];
     let mut j2 = 0;
     while j2 < 2 * quads {
         let xv = [x.f2.load(2 * j2 * (STRIDE / 2) + tx), x.f2.load((2 * j2 + 1) * (STRIDE / 2) + tx)];
         per!(|i| {
-            let w = m.load((PER * ty + i) * (M_STRIDE / 2) + j2);
-            unroll!(2, |c| {
-                unroll!(2, |f| {
-                    acc[i].0[f] = math::fma(w.0[c], xv[c].0[f], acc[i].0[f]);
+            if i < 2 * P {
+                let w = m.load(grad_node(i, ty) * (M_STRIDE / 2) + j2);
+                unroll!(2, |c| {
+                    unroll!(2, |f| {
+                        acc[i].0[f] = math::fma(w.0[c], xv[c].0[f], acc[i].0[f]);
+                    });
                 });
-            });
+            }
         });
         j2 += 1;
     }
     acc
+}
+
+/// `by_count!(count, max, f, args…)`: `f::<count>(args…)` for a block-uniform `count` in
+/// `1..=max` (`max` 5 or 10; a larger `count` takes `max`), so that the products' loops run
+/// exactly over the block's groups with no test per group.
+macro_rules! by_count {
+    ($count:expr, 5, $f:ident, $($arg:expr),*) => {
+        match $count {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            _ => $f::<5>($($arg),*),
+        }
+    };
+    ($count:expr, 10, $f:ident, $($arg:expr),*) => {
+        match $count {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            6 => $f::<6>($($arg),*),
+            7 => $f::<7>($($arg),*),
+            8 => $f::<8>($($arg),*),
+            9 => $f::<9>($($arg),*),
+            _ => $f::<10>($($arg),*),
+        }
+    };
 }
 
 /// GT's backward over the closed blocks of [`GtBlocksBwdParams`] (`block.x = TILE_THREADS`, grid
@@ -233,7 +274,8 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     let (tx, ty) = (t % SIDE, t / SIDE);
     let first = p.blocks.first.load(block) as usize;
     let n = p.blocks.first.load(block + 1) as usize - first;
-    let groups = n.div_ceil(SIDE);
+    // Groups of 16 nodes in the pair products, pairs of nodes per thread in the gradients.
+    let (groups, pairs) = (n.div_ceil(SIDE), n.div_ceil(2 * SIDE));
     let feat = p.feat as usize;
     let nodes = Block { first, n, rows: groups * SIDE, row_len: heads * feat, col: h * feat };
     let shared = simt::dynamic_shared();
@@ -275,10 +317,11 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
         }
     };
     let pair = |i: usize, j: usize| (ty + SIDE * i) * M_STRIDE + tx + SIDE * j;
-    // Thread `(ty, tx)`'s result for node `10·ty + i`, features `2·tx + f` of the chunk from `f0`.
+    // Thread `(ty, tx)`'s result for node `grad_node(i, ty)`, features `2·tx + f` of the chunk
+    // from `f0`.
     let store = |out: simt::GSliceMut<f32>, (f0, valid): (usize, usize), sums: [F2; PER], factor: f32| {
         per!(|i| {
-            let node = PER * ty + i;
+            let node = grad_node(i, ty);
             if node < n {
                 let base = (first + node) * nodes.row_len + nodes.col + f0 + 2 * tx;
                 unroll!(2, |f| {
@@ -304,7 +347,7 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     let mut step = 0;
     while step < chunks {
         arrive(step);
-        pair_products(&mut acc, buffer(step), groups, (ty, tx));
+        by_count!(groups, 10, pair_products, &mut acc, buffer(step), (ty, tx));
         step += 1;
     }
     per!(|i| {
@@ -331,8 +374,9 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < 2 * chunks {
         arrive(step);
         let (sa, sb) = buffer(step);
-        pair_products(&mut acc, (sa, sb), groups, (ty, tx));
-        store(p.dv, features(step), column_sums(matrix2, sa, n, (ty, tx)), 1.0);
+        by_count!(groups, 10, pair_products, &mut acc, (sa, sb), (ty, tx));
+        let sums = by_count!(pairs, 5, column_sums, matrix2, sa, n, (ty, tx));
+        store(p.dv, features(step), sums, 1.0);
         step += 1;
     }
     // Every thread's weights read before any is replaced.
@@ -360,8 +404,10 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < steps {
         arrive(step);
         let (sa, sb) = buffer(step);
-        store(p.dq, features(step), row_sums(matrix2, sa, quads, (ty, tx)), grad_scale);
-        store(p.dk, features(step), column_sums(matrix2, sb, n, (ty, tx)), grad_scale);
+        let sums = by_count!(pairs, 5, row_sums, matrix2, sa, quads, (ty, tx));
+        store(p.dq, features(step), sums, grad_scale);
+        let sums = by_count!(pairs, 5, column_sums, matrix2, sb, n, (ty, tx));
+        store(p.dk, features(step), sums, grad_scale);
         step += 1;
     }
 }
