@@ -20,3 +20,17 @@ macro_rules! unroll {
 }
 
 pub(crate) use unroll;
+
+/// `by_count!(count, [k…], max, f, (args…))`: `f::<count>(args…)` for a block-uniform `count`
+/// among the literals `k…`, else `f::<max>(args…)`: one copy of a loop per count of groups, so
+/// that the loop runs exactly over them with no test per group.
+macro_rules! by_count {
+    ($count:expr, [$($k:literal)*], $max:literal, $f:ident, $args:tt) => {
+        match $count {
+            $($k => $f::<$k> $args,)*
+            _ => $f::<$max> $args,
+        }
+    };
+}
+
+pub(crate) use by_count;

@@ -45,7 +45,7 @@ use super::{SCORE_CHUNK, STRIDE, TILE_THREADS, count_pairs, scale_staged, stage_
 use crate::abi::GtBlocksBwdParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::weight;
-use crate::kernels::common::unroll::unroll;
+use crate::kernels::common::unroll::{by_count, unroll};
 use crate::simt::{self, F2, F4, GSlice, SharedSlice, math};
 
 /// Nodes of a closed block at most.
@@ -230,35 +230,6 @@ fn row_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, quads: usize, (ty, tx)
     acc
 }
 
-/// `by_count!(count, max, f, args…)`: `f::<count>(args…)` for a block-uniform `count` in
-/// `1..=max` (`max` 5 or 10; a larger `count` takes `max`), so that the products' loops run
-/// exactly over the block's groups with no test per group.
-macro_rules! by_count {
-    ($count:expr, 5, $f:ident, $($arg:expr),*) => {
-        match $count {
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            _ => $f::<5>($($arg),*),
-        }
-    };
-    ($count:expr, 10, $f:ident, $($arg:expr),*) => {
-        match $count {
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            6 => $f::<6>($($arg),*),
-            7 => $f::<7>($($arg),*),
-            8 => $f::<8>($($arg),*),
-            9 => $f::<9>($($arg),*),
-            _ => $f::<10>($($arg),*),
-        }
-    };
-}
-
 /// GT's backward over the closed blocks of [`GtBlocksBwdParams`] (`block.x = TILE_THREADS`, grid
 /// `B·H`, [`SHARED_BYTES`] of dynamic shared memory); `WIDE` stages 16 bytes at a time and needs
 /// `F % 4 == 0`.
@@ -347,7 +318,7 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     let mut step = 0;
     while step < chunks {
         arrive(step);
-        by_count!(groups, 10, pair_products, &mut acc, buffer(step), (ty, tx));
+        by_count!(groups, [1 2 3 4 5 6 7 8 9], 10, pair_products, (&mut acc, buffer(step), (ty, tx)));
         step += 1;
     }
     per!(|i| {
@@ -374,8 +345,8 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < 2 * chunks {
         arrive(step);
         let (sa, sb) = buffer(step);
-        by_count!(groups, 10, pair_products, &mut acc, (sa, sb), (ty, tx));
-        let sums = by_count!(pairs, 5, column_sums, matrix2, sa, n, (ty, tx));
+        by_count!(groups, [1 2 3 4 5 6 7 8 9], 10, pair_products, (&mut acc, (sa, sb), (ty, tx)));
+        let sums = by_count!(pairs, [1 2 3 4], 5, column_sums, (matrix2, sa, n, (ty, tx)));
         store(p.dv, features(step), sums, 1.0);
         step += 1;
     }
@@ -404,9 +375,9 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < steps {
         arrive(step);
         let (sa, sb) = buffer(step);
-        let sums = by_count!(pairs, 5, row_sums, matrix2, sa, quads, (ty, tx));
+        let sums = by_count!(pairs, [1 2 3 4], 5, row_sums, (matrix2, sa, quads, (ty, tx)));
         store(p.dq, features(step), sums, grad_scale);
-        let sums = by_count!(pairs, 5, column_sums, matrix2, sb, n, (ty, tx));
+        let sums = by_count!(pairs, [1 2 3 4], 5, column_sums, (matrix2, sb, n, (ty, tx)));
         store(p.dk, features(step), sums, grad_scale);
         step += 1;
     }

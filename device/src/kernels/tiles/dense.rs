@@ -5,9 +5,9 @@
 //! # Grid mapping
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16 grid:
 //! thread `(ty, tx)` holds the scores of rows `ty + 16·i` (`i < 4`) and sources `tx + 16·j`
-//! (`j < 16`; the groups of 16 sources past the tile's are skipped, block-uniformly), and in the
-//! aggregation the outputs of the same rows for features `2·tx, 2·tx + 1` of each chunk of
-//! [`VALUE_CHUNK`].
+//! (`j < 16`; the groups of 16 sources past the tile's are skipped: one copy of the score
+//! products per count of groups), and in the aggregation the outputs of the same rows for
+//! features `2·tx, 2·tx + 1` of each chunk of [`VALUE_CHUNK`].
 //! 0. Counts: each (row, source) pair's number of edges (duplicates count, a pair with none is
 //!    masked), from the tile's contiguous range of CSR edges (their rows from the COO row array)
 //!    by shared-memory integer atomics (exact, so order-free).
@@ -43,8 +43,8 @@ use super::{
 use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
 use crate::kernels::common::softmax::{log_sum_exp, weight};
-use crate::kernels::common::unroll::unroll;
-use crate::simt::{self, F2, F4, math};
+use crate::kernels::common::unroll::{by_count, unroll};
+use crate::simt::{self, F2, F4, SharedSlice, math};
 
 /// Threads along each side of the block's 16 × 16 grid: a thread's sources are groups of this
 /// many, and a block computes the scores of its tile's sources rounded up to a group.
@@ -119,6 +119,40 @@ crate::kernel! {
     /// GT's forward over the tiles of [`GtTilesParams`], staging 16 bytes at a time (`F % 4 == 0`).
     pub kernel GT_TILES_FWD_W4 = fn gt_tiles_fwd_w4(p: &GtTilesParams) {
         gt_tiles_forward::<true>(p)
+    }
+}
+
+/// Adds one staged chunk's products to thread `(ty, tx)`'s scores `s` of its rows `ty + 16·i` and
+/// its sources `tx + 16·j` of the tile's `G` groups of 16 (`j < G`), from the staged query and key
+/// chunks `(qs4, ks4)`: each score a sequential multiply-add chain over the features in order.
+#[inline(always)]
+fn score_chunk<const G: usize>(
+    s: &mut [[[f32; HALF]; 2]; ROWS_PER],
+    (qs4, ks4): (SharedSlice<F4>, SharedSlice<F4>),
+    (ty, tx): (usize, usize),
+) {
+    let mut f4 = 0;
+    while f4 < SCORE_CHUNK / 4 {
+        let mut qv = [F4::default(); ROWS_PER];
+        unroll!(ROWS_PER, |i| {
+            qv[i] = qs4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
+        });
+        unroll!(2, |half| {
+            unroll!(HALF, |j| {
+                let group = half * HALF + j;
+                if group < G {
+                    let kv = ks4.load((tx + SIDE * group) * (STRIDE / 4) + f4);
+                    unroll!(ROWS_PER, |i| {
+                        let mut acc = s[i][half][j];
+                        unroll!(4, |c| {
+                            acc = math::fma(qv[i].0[c], kv.0[c], acc);
+                        });
+                        s[i][half][j] = acc;
+                    });
+                }
+            });
+        });
+        f4 += 1;
     }
 }
 
@@ -212,30 +246,9 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     while step < chunks {
         arrive(step);
         let (q_staged, k_staged) = staged(step);
-        let (qs4, ks4) = (q_staged.1, k_staged.1);
-        let mut f4 = 0;
-        while f4 < SCORE_CHUNK / 4 {
-            let mut qv = [F4::default(); ROWS_PER];
-            unroll!(ROWS_PER, |i| {
-                qv[i] = qs4.load((ty + SIDE * i) * (STRIDE / 4) + f4);
-            });
-            unroll!(2, |half| {
-                unroll!(HALF, |j| {
-                    let group = half * HALF + j;
-                    if group * SIDE < sources {
-                        let kv = ks4.load((tx + SIDE * group) * (STRIDE / 4) + f4);
-                        unroll!(ROWS_PER, |i| {
-                            let mut acc = s[i][half][j];
-                            unroll!(4, |c| {
-                                acc = math::fma(qv[i].0[c], kv.0[c], acc);
-                            });
-                            s[i][half][j] = acc;
-                        });
-                    }
-                });
-            });
-            f4 += 1;
-        }
+        let groups = sources.div_ceil(SIDE);
+        let staged4 = (q_staged.1, k_staged.1);
+        by_count!(groups, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15], 16, score_chunk, (&mut s, staged4, (ty, tx)));
         done(step);
         step += 1;
     }
