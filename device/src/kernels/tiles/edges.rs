@@ -14,12 +14,11 @@
 //!    in order, kept in shared memory between chunks.
 //! 2. Softmax: a warp per row takes its exact maximum and sum (butterflies over the lanes, which
 //!    stride over the row's edges); the weights `2^(s − m)` replace the scores.
-//! 3. Aggregation: 4 threads per row, two quads of features each (16 features apart) of a chunk
-//!    of [`VALUE_CHUNK`] staged values, `out = (Σ_e w_e·v_e)·(1/l)` over the row's edges in
-//!    order, summed in blocks of [`BLOCK_EDGES`] edges (so a long row of repeated edges does not
-//!    drift), and GAT's positive part's `o⁺` and `α⁺` the same way (`α⁺`'s error reaches `d el`
-//!    times `D`, which may be far larger than `d el`); then `lse` and the backward's `(m, 1/l)`
-//!    as the row passes write them.
+//! 3. Aggregation: 8 threads per row, 4 features each of a chunk of [`VALUE_CHUNK`] staged values,
+//!    `out = (Σ_e w_e·v_e)·(1/l)` over the row's edges in order, summed in blocks of
+//!    [`BLOCK_EDGES`] edges (so a long row of repeated edges does not drift), and GAT's positive
+//!    part's `o⁺` and `α⁺` the same way (`α⁺`'s error reaches `d el` times `D`, which may be far
+//!    larger than `d el`); then `lse` and the backward's `(m, 1/l)` as the row passes write them.
 //!
 //! # Shared memory
 //! [`shared_bytes`] of the launch's edge and source capacities (the most edges and sources of
@@ -42,11 +41,8 @@ use crate::simt::{self, F4, GSlice, GSliceMut, SharedSlice, WARP_SIZE, math};
 
 /// Edges of a tile at most (its edge list and scores live in shared memory).
 pub const MAX_EDGES: usize = 8192;
-/// Quads of features per thread in the aggregation (`QUADS` apart in the chunk, so that a row's
-/// threads read one run of 16 bytes each per load).
-const QUADS: usize = 2;
-/// Threads per row in the aggregation, [`QUADS`] quads of features each.
-const ROW_THREADS: usize = VALUE_CHUNK / (4 * QUADS);
+/// Threads per row in the aggregation, 4 features each.
+const ROW_THREADS: usize = VALUE_CHUNK / 4;
 /// Rows the block aggregates at once.
 const ROW_GROUPS: usize = TILE_THREADS as usize / ROW_THREADS;
 /// Entries of the rows' first edges (`TILE_ROWS + 1`, padded to 16 bytes).
@@ -414,7 +410,7 @@ impl Tile {
             simt::sync_threads();
             let mut row = group;
             while row < self.rows {
-                let (mut acc, mut acc_part) = ([Blocked::<F4>::zero(); QUADS], [Blocked::<F4>::zero(); QUADS]);
+                let (mut acc, mut acc_part) = (Blocked::<F4>::zero(), Blocked::<F4>::zero());
                 let mut weight_part = Blocked::<f32>::zero();
                 let edges = self.row_edges(row);
                 let mut e = edges.start;
@@ -422,40 +418,29 @@ impl Tile {
                     let stop = (e + BLOCK_EDGES).min(edges.end);
                     while e < stop {
                         let pack = self.packs.load(e);
-                        let (at, w) = (source_of(pack) * (STRIDE / 4) + quad, weights.load(e));
-                        let v: [F4; QUADS] = core::array::from_fn(|k| vs4.load(at + ROW_THREADS * k));
-                        unroll!(QUADS, |k| {
-                            acc[k].add_scaled(v[k], w);
-                        });
+                        let source = source_of(pack);
+                        let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), weights.load(e));
+                        acc.add_scaled(v, w);
                         if PART && pack & POSITIVE != 0 {
-                            unroll!(QUADS, |k| {
-                                acc_part[k].add_scaled(v[k], w);
-                            });
+                            acc_part.add_scaled(v, w);
                             weight_part.add(w);
                         }
                         e += 1;
                     }
-                    unroll!(QUADS, |k| {
-                        acc[k].fold();
-                        if PART {
-                            acc_part[k].fold();
-                        }
-                    });
+                    acc.fold();
                     if PART {
+                        acc_part.fold();
                         weight_part.fold();
                     }
                 }
                 let inv = row_scale(row);
-                unroll!(QUADS, |k| {
-                    let f = 4 * (quad + ROW_THREADS * k);
-                    let base = (self.r0 + row) * row_len + col + f;
-                    store::<WIDE>(out, base, acc[k].value().scale(inv), valid - f.min(valid));
-                    if PART {
-                        store::<WIDE>(part.0, base, acc_part[k].value().scale(inv), valid - f.min(valid));
+                let base = (self.r0 + row) * row_len + col + 4 * quad;
+                store::<WIDE>(out, base, acc.value().scale(inv), valid - (4 * quad).min(valid));
+                if PART {
+                    store::<WIDE>(part.0, base, acc_part.value().scale(inv), valid - (4 * quad).min(valid));
+                    if g0 == 0 && quad == 0 {
+                        part.1.store((self.r0 + row) * heads + self.head, weight_part.value() * inv);
                     }
-                });
-                if PART && g0 == 0 && quad == 0 {
-                    part.1.store((self.r0 + row) * heads + self.head, weight_part.value() * inv);
                 }
                 row += ROW_GROUPS;
             }
