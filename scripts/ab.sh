@@ -6,7 +6,8 @@
 #
 # VARIANT is one word `LABEL=BINARY [ARGS...]` (quote it), e.g. 'new=/tmp/t/F',
 # 'off=/tmp/t/F --tiles off' or 'old=/tmp/t/O'. Each line of CASES is `MODEL GRAPH HEADS FEAT
-# [ARGS...]`. For each case, each variant in turn runs
+# [ARGS...]` (lines starting with `#` are skipped; scripts/target-cases.txt lists the issues'
+# target cases). For each case, each variant in turn runs
 #   BINARY bench MODEL --graph GRAPH --heads HEADS --feat FEAT --repeats 10 ARGS...
 # with `--schedule auto` unless the arguments name a schedule, and prints
 #   LABEL MODEL GRAPH HxF [CASE ARGS] | <bench's result lines, or its error>
