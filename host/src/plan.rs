@@ -1127,14 +1127,6 @@ fn per_edge_shared_bytes(edge_cap: u64, source_cap: u32) -> u64 {
     bytes + 8 * (edge_cap - capped as u64)
 }
 
-/// [`per_edge_shared_bytes`] for GAT's forward (`edges::gat_shared_bytes`: no query or key
-/// chunk, so less, and within what the plan checked against the device).
-pub fn gat_per_edge_shared_bytes(edge_cap: u64, source_cap: u32) -> u64 {
-    let capped = edge_cap.min(u64::from(TILE_EDGES)) as usize;
-    let bytes = u64::from(dfgnn_device::kernels::tiles::edges::gat_shared_bytes(capped, source_cap as usize));
-    bytes + 8 * (edge_cap - capped as u64)
-}
-
 /// Cuts the rows into tiles of at most `edge_limit` edges each. First into **segments**, where no
 /// row before a cut reaches a column at or past any column of the rows after it (the graphs of a
 /// batch, in order); then each tile takes whole segments while they fit ([`TILE_ROWS`] rows,

@@ -230,17 +230,13 @@ impl DeviceTiles {
             slope,
         };
         let kernel = if feat.is_multiple_of(4) { &GAT_TILE_EDGES_FWD_W4 } else { &GAT_TILE_EDGES_FWD_W1 };
-        // Less than the plan's per-edge size, which the planner checked against the device.
-        let shared_bytes = crate::plan::gat_per_edge_shared_bytes(u64::from(self.caps.0), self.caps.1) as u32;
-        let config = LaunchConfig { shared_bytes, ..self.config(heads) };
         // SAFETY: the tiles are this graph's (planned from its CSR: each tile's rows' columns lie
         // in its source range, its edges and sources within the capacities the shared memory
         // was sized for); el `[N_dst, H]`, er `[N_src, H]` and h `[N_src, H, F]` are views the
         // caller checked, read-only and distinct from the outputs, which are `[N_dst, H, F]`,
         // `[N_dst, H]`, `[N_dst, H, 2]` and the part's `[N_dst, H, F]` and `[N_dst, H]` (or both
-        // empty), distinct from each other; the 16-byte kernel only for `F % 4 == 0`; the shared
-        // memory is the GAT kernel's for the tiles' capacities.
-        unsafe { graph.backend().launch(kernel, &config, &params) }
+        // empty), distinct from each other; the 16-byte kernel only for `F % 4 == 0`.
+        unsafe { graph.backend().launch(kernel, &self.config(heads), &params) }
     }
 
     /// GATv2's forward over the tiles (the per-edge kernel; the planner offers GATv2 no other):

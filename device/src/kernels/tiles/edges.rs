@@ -60,18 +60,9 @@ pub(super) const fn region(edge_cap: usize) -> usize {
 const Q_BYTES: usize = TILE_ROWS * STRIDE * 4;
 
 /// Dynamic shared memory of a block whose tiles have at most `edge_cap` edges (a multiple of 4)
-/// and `source_cap` sources: past the edge list, a query chunk, a key chunk (later the value
-/// chunk) and GATv2's chunk of `a`.
+/// and `source_cap` sources.
 pub const fn shared_bytes(edge_cap: usize, source_cap: usize) -> u32 {
     (region(edge_cap) + Q_BYTES + 4 * STRIDE * source_cap + 4 * SCORE_CHUNK) as u32
-}
-
-/// [`shared_bytes`] for GAT's forward, which stages no query or key chunk (its scores are sums of
-/// node scores): past the edge list, the tile's node scores, then the value chunk in their place.
-/// Less shared memory per block, so more blocks share a multiprocessor.
-pub const fn gat_shared_bytes(edge_cap: usize, source_cap: usize) -> u32 {
-    let (scores, values) = (4 * (TILE_ROWS + source_cap), 4 * STRIDE * source_cap);
-    (region(edge_cap) + if scores > values { scores } else { values }) as u32
 }
 
 crate::kernel! {
@@ -514,7 +505,7 @@ fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
 }
 
 /// GAT's forward over the edges of the tiles of [`GatTilesParams`] (`block.x = TILE_THREADS`,
-/// grid `T·H`, [`gat_shared_bytes`] of `p.tiles`' capacities of dynamic shared memory): the
+/// grid `T·H`, [`shared_bytes`] of `p.tiles`' capacities of dynamic shared memory): the
 /// scores `LeakyReLU(el_i + er_j)` from the node scores of the tile's rows and sources staged in
 /// shared memory, as [`crate::kernels::gat::LeakyScore`] takes them, and with a positive part
 /// to save, `o⁺` and `α⁺` beside the output; `WIDE` stages 16 bytes at a time and needs
