@@ -23,8 +23,8 @@
 //!    `α = n·2^(s − m)·(1/l)` from the forward's `(m, 1/l)`, over the counts.
 //! 2. Chunk by chunk of [`SCORE_CHUNK`] features of `dO` and `v`: `dP = dO·vᵀ` accumulated as the
 //!    scores are, and the chunk's `dv_u = Σ_i α_iu·dO_i`, thread `(ty, tx)` taking nodes
-//!    `32·c + 2·ty + k` (`k < 2`) and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij` (a row's 16
-//!    threads by butterfly) and `ds_ij = α_ij·(dP_ij − D_i)`, over the weights.
+//!    `32·c + 2·ty + k` (`k < 2`) and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij`
+//!    (a row's 16 threads by butterfly) and `ds_ij = α_ij·(dP_ij − D_i)`, over the weights.
 //! 3. Chunk by chunk of features of `k` and `q`, with step 2's thread layout:
 //!    `dq_u = c·Σ_j ds_uj·k_j` and `dk_u = c·Σ_i ds_iu·q_i`.
 //!
