@@ -6,6 +6,10 @@
 # reading a quad of the matrix a load, the dense tile forward's aggregation over 2 rows ×
 # 4 features a thread (bit-identical outputs), and GAT's forward over dense tiles (which `auto`
 # takes on the batch; `--tiles edges` gives G's per-edge kernel).
+# The archive `.gpu/call1.tar.xz` (carried with `.gpu/gt3` and `.gpu/planetoid`): in a checkout of
+# each commit, `cargo build --release -p dfgnn-cli` and copy `target/release/dfgnn` to
+# `.gpu/build/F`, `G` or `D`; on D's, also `scripts/gpu-tests.sh build .gpu/build/gpu-tests`; then
+# in `.gpu/build`, `tar -cf - gpu-tests F G D | xz -9e -T2 > ../call1.tar.xz` (about 11 MB).
 start=$(date +%s)
 export DFGNN_GRAPH_TOOL_DIR=.gpu/gt3
 . scripts/gpu-env.sh
