@@ -2,10 +2,10 @@
 # Call 1 (twenty-eighth session): every GPU test and the main job on D, then F, G and D side by
 # side; then on an H200 the issues' target cases on D, else a second round in the opposite order.
 # F: `83dc96f` (the kernels of `a8f5c41`). G: `dc214bb` (F with GAT's per-edge tile forward
-# launched with the shared memory it uses). D (`cf24a45`, branch `s28`): G with the closed-block backward's row sums
-# reading a quad of the matrix a load, the dense tile forward's aggregation over 2 rows ×
-# 4 features a thread (bit-identical outputs), and GAT's forward over dense tiles (which `auto`
-# takes on the batch; `--tiles edges` gives G's per-edge kernel).
+# launched with the shared memory it uses). D (`cf24a45`, branch `s28`): G with the closed-block
+# backward's row sums reading a quad of the matrix a load, the dense tile forward's aggregation
+# over 2 rows × 4 features a thread (bit-identical outputs), and GAT's forward over dense tiles
+# (which `auto` takes on the batch; `--tiles edges` gives G's per-edge kernel).
 # The archive `.gpu/call1.tar.xz` (carried with `.gpu/gt3` and `.gpu/planetoid`): in a checkout of
 # each commit, `cargo build --release -p dfgnn-cli` and copy `target/release/dfgnn` to
 # `.gpu/build/F`, `G` or `D`; on D's, also `scripts/gpu-tests.sh build .gpu/build/gpu-tests`; then
