@@ -224,6 +224,12 @@ macro_rules! testgen_all {
 
         #[test]
         $(#[$attr])*
+        fn agnn_zero_vectors_in_rows_of_one_source() {
+            $crate::suite::agnn_zero_vectors_in_rows_of_one_source(&$backend);
+        }
+
+        #[test]
+        $(#[$attr])*
         fn agnn_refuses_bipartite_graphs() {
             $crate::suite::agnn_refuses_bipartite_graphs(&$backend);
         }

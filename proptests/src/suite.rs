@@ -10,6 +10,7 @@ use dfgnn_graphs::Csr;
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
+use crate::agnn::check_agnn_inputs;
 use crate::cases::{
     Budget, FEATS, FORCED_SHAPES, HEADS, SHAPES, bipartite_cases, closed_batch, closed_batch_of_every_size,
     corner_graphs, cost, dense_batch, dense_bipartite, duplicate_hub, duplicate_hub_cases, forced_options,
@@ -565,6 +566,38 @@ pub fn agnn_refuses_bipartite_graphs(backend: &Backend) {
             Ok(_) => panic!("AGNN on a bipartite graph ({schedule}) should be an error"),
         }
     }
+}
+
+/// AGNN where its `dh` is ill-conditioned: all-zero feature vectors (where `dh = (dq + dk)/eps`)
+/// in rows whose edges all come from one source (where the true `dq` is 0, and the ds of the
+/// row's edges, hence their share of `dk`, sum to 0). A drawn power-law case that found it
+/// (2 nodes, 11 duplicate edges; every (node, head) at its drawn inputs), and a graph of two rows
+/// of repeated edges with node 0 zero in every head (it makes both the row residue and the
+/// column one), on every schedule; `dh` is judged at the scale of its input
+/// (`dfgnn_reference::compare_at_scale`).
+pub fn agnn_zero_vectors_in_rows_of_one_source(backend: &Backend) {
+    let mut tally = Tally::new("agnn_zero_vectors_in_rows_of_one_source");
+    let drawn = dfgnn_graphs::strategy::PowerLawCase {
+        n: 2,
+        mean_degree: 5.232642162543827,
+        seed: 15278221599412198474,
+        hubs: (0, 0),
+        empty_every: 0,
+        self_loops: vec![],
+        duplicate_rows: vec![200980502, 732152714, 1656699454, 1861396544],
+    }
+    .build();
+    let repeated = Csr::from_rows(2, &[vec![1; 3], vec![0; 5]]).unwrap_or_else(|e| unreachable!("valid rows: {e}"));
+    for schedule in Schedule::ALL {
+        let options = PlanOptions { schedule, ..PlanOptions::default() };
+        tally.record(check_agnn(backend, &drawn, 3, 128, &options, 5497274970496590155));
+        for (h, f) in [(3, 128), (1, 7), (8, 33)] {
+            let mut inputs = AgnnInputs::random(2, h, f, 3);
+            inputs.h[..(h * f) as usize].fill(0.0);
+            tally.record(check_agnn_inputs(backend, &repeated, h, f, &options, &inputs, "node 0 zero"));
+        }
+    }
+    tally.finish();
 }
 
 /// Same inputs, same bits: every schedule (default and with tiny chunks), two shapes, GT and

@@ -85,7 +85,7 @@ pub use ops::{
 };
 pub use pattern::{Dims, Pattern};
 pub use precision::{
-    Check, NAIVE_ERROR_FACTOR, RELATIVE_FLOOR, allowed_error, compare, compare_scalar, downcast, magnitude,
-    max_abs_diff, upcast,
+    Check, NAIVE_ERROR_FACTOR, RELATIVE_FLOOR, allowed_error, compare, compare_at_scale, compare_scalar, downcast,
+    magnitude, max_abs_diff, upcast,
 };
 pub use sparse::attention_csmat;
