@@ -164,9 +164,14 @@ impl fmt::Display for Check {
 /// - `fused`, `naive`, `reference`: the same result from the kernel under test, this crate in
 ///   `f32` and this crate in `f64`, all of one length (a mismatch fails the check).
 pub fn compare(name: impl Into<String>, fused: &[f32], naive: &[f32], reference: &[f64]) -> Check {
+    judge(name.into(), fused, naive, reference)
+}
+
+/// The rule applied to arrays of any precision: the body of [`compare`] and [`compare_at_scale`].
+fn judge<T: Float>(name: String, fused: &[T], naive: &[T], reference: &[f64]) -> Check {
     let (error, naive, magnitude) =
         (max_abs_diff(fused, reference), max_abs_diff(naive, reference), magnitude(reference));
-    Check { name: name.into(), error, naive, magnitude, bound: allowed_error(naive, magnitude) }
+    Check { name, error, naive, magnitude, bound: allowed_error(naive, magnitude) }
 }
 
 /// Compares a gradient through a clamped normalisation (AGNN's `dh`) under the rule, each slot at
@@ -183,24 +188,15 @@ pub fn compare_at_scale(
     reference: &[f64],
     scale: &[f64],
 ) -> Check {
-    let name = name.into();
     // `is_multiple_of(0)` holds for 0 only: without slots, only empty results fit.
     let fits = |a: usize| a == reference.len() && a.is_multiple_of(scale.len());
     if !(fits(fused.len()) && fits(naive.len())) {
         let infinite = f64::INFINITY;
-        return Check { name, error: infinite, naive: infinite, magnitude: infinite, bound: infinite };
+        return Check { name: name.into(), error: infinite, naive: infinite, magnitude: infinite, bound: infinite };
     }
-    let width = reference.len().checked_div(scale.len()).unwrap_or(0).max(1);
-    let at_scale =
-        |a: &mut dyn Iterator<Item = f64>| -> Vec<f64> { a.enumerate().map(|(i, x)| x * scale[i / width]).collect() };
-    let (fused, naive, reference) = (
-        at_scale(&mut fused.iter().map(|&x| f64::from(x))),
-        at_scale(&mut naive.iter().map(|&x| f64::from(x))),
-        at_scale(&mut reference.iter().copied()),
-    );
-    let (error, naive, magnitude) =
-        (max_abs_diff(&fused, &reference), max_abs_diff(&naive, &reference), magnitude(&reference));
-    Check { name, error, naive, magnitude, bound: allowed_error(naive, magnitude) }
+    let width = (reference.len() / scale.len().max(1)).max(1);
+    let at_scale = |a: &[f64]| -> Vec<f64> { a.iter().enumerate().map(|(i, x)| x * scale[i / width]).collect() };
+    judge(name.into(), &at_scale(&upcast(fused)), &at_scale(&upcast(naive)), &at_scale(reference))
 }
 
 /// Compares one scalar that is a sum of many terms (AGNN's dβ) under the rule.
