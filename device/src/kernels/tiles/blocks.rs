@@ -208,24 +208,25 @@ fn column_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx):
 
 /// Thread `(ty, tx)`'s sums `Σ_j m_uj·x_j` over the block's nodes `j` (in quads up to `quads`),
 /// for its nodes `u = grad_node(i, ty)` (`i < 2·P`) and the features `2·tx, 2·tx + 1` of the
-/// staged chunk `x`: a row of the matrix `m` against the chunk, in node order.
+/// staged chunk `x`: a row of the matrix `m` against the chunk, in node order. A quad of the row
+/// a load: per 4 nodes, 4 loads of `x` and `2·P` of `m` for `16·P` multiply-adds.
 #[inline(always)]
-fn row_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+fn row_sums<const P: usize>(m: SharedSlice<F4>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
     let mut acc = [F2::default(); PER];
-    let mut j2 = 0;
-    while j2 < 2 * quads {
-        let xv = [x.f2.load(2 * j2 * (STRIDE / 2) + tx), x.f2.load((2 * j2 + 1) * (STRIDE / 2) + tx)];
+    let mut j4 = 0;
+    while j4 < quads {
+        let xv: [F2; 4] = core::array::from_fn(|c| x.f2.load((4 * j4 + c) * (STRIDE / 2) + tx));
         per!(|i| {
             if i < 2 * P {
-                let w = m.load(grad_node(i, ty) * (M_STRIDE / 2) + j2);
-                unroll!(2, |c| {
+                let w = m.load(grad_node(i, ty) * (M_STRIDE / 4) + j4);
+                unroll!(4, |c| {
                     unroll!(2, |f| {
                         acc[i].0[f] = math::fma(w.0[c], xv[c].0[f], acc[i].0[f]);
                     });
                 });
             }
         });
-        j2 += 1;
+        j4 += 1;
     }
     acc
 }
@@ -375,7 +376,7 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < steps {
         arrive(step);
         let (sa, sb) = buffer(step);
-        let sums = by_count!(pairs, [1 2 3 4], 5, row_sums, (matrix2, sa, quads, (ty, tx)));
+        let sums = by_count!(pairs, [1 2 3 4], 5, row_sums, (matrix4, sa, quads, (ty, tx)));
         store(p.dq, features(step), sums, grad_scale);
         let sums = by_count!(pairs, [1 2 3 4], 5, column_sums, (matrix2, sb, n, (ty, tx)));
         store(p.dk, features(step), sums, grad_scale);
