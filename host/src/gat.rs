@@ -31,7 +31,7 @@ use crate::baseline;
 use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, PassKernel, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
+use crate::plan::{self, Plan, PlanOptions, Schedule};
 use crate::tiles::{DeviceTiles, GatTileColsIo, GatTileIo};
 
 /// GAT's LeakyReLU negative slope by default.
@@ -181,7 +181,7 @@ impl<'g, 'b> Gat<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(gat::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], false))?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &plan::TileModel::GAT)?;
         plan::plan_column_tiles(&mut plan, &graph.csc_shape(), limits, &config.plan);
         plan::plan_positive_part(&mut plan, &shape, &config.plan);
         plan::plan_gat_backward(&mut plan, &shape, &config.plan);

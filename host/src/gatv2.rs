@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::gat::{NODE_BLOCK, sum_over_nodes};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
+use crate::plan::{self, Plan, PlanOptions, Schedule};
 use crate::tiles::{DeviceTiles, GatV2TileIo};
 
 /// GATv2's LeakyReLU negative slope by default (PyG's `GATv2Conv`).
@@ -110,7 +110,7 @@ impl<'g, 'b> GatV2<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(gatv2::VARIANTS, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Edges], true))?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &plan::TileModel::GATV2)?;
         // The tiles restate their maxima in the backward row pass's arithmetic (its load width).
         let score_width = plan.backward_rows.as_ref().map_or(0, |p| p.layout.width);
         let tiles = plan.tiles.as_ref().map(|t| DeviceTiles::upload(graph, t, score_width)).transpose()?;

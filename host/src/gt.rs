@@ -20,7 +20,7 @@ use crate::baseline;
 use crate::error::{Error, Result};
 use crate::fused::{DevicePass, Fused, Side, dropout_params, partial_view};
 use crate::graph::DeviceGraph;
-use crate::plan::{self, Plan, PlanOptions, Schedule, TileKernel};
+use crate::plan::{self, Plan, PlanOptions, Schedule};
 use crate::tiles::{BlocksIo, DeviceBlocks, DeviceTiles, TileIo};
 
 /// How to build a [`Gt`].
@@ -135,7 +135,7 @@ impl<'g, 'b> Gt<'g, 'b> {
         let limits = graph.backend().limits();
         let shape = graph.shape();
         let mut plan = plan::plan(table, &shape, config.heads, config.feat, limits, &config.plan)?;
-        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, (&[TileKernel::Dense, TileKernel::Edges], true))?;
+        plan::plan_tiles(&mut plan, &shape, limits, &config.plan, &plan::TileModel::GT)?;
         plan::plan_blocks(&mut plan, &shape, limits, &config.plan)?;
         let scale = config.score_scale()?;
         // The tiles restate their maxima in the backward row pass's arithmetic (its load width),

@@ -1053,6 +1053,27 @@ impl TileKernel {
     }
 }
 
+/// What a model's forward over tiles has, for [`plan_tiles`].
+#[derive(Clone, Copy, Debug)]
+pub struct TileModel {
+    /// The tile kernels the model has.
+    pub kernels: &'static [TileKernel],
+    /// Whether its tiles restate their maxima (then the per-edge kernel needs
+    /// [`MIN_EDGES_PER_STAGED_RESTATED`]).
+    pub restated: bool,
+    /// Whether its per-edge kernel stages the rows' features ([`TilePlan::stages_rows`]).
+    pub stages_rows: bool,
+}
+
+impl TileModel {
+    /// GT's (and AGNN's): both kernels, the maxima restated, the queries staged.
+    pub const GT: Self = Self { kernels: &[TileKernel::Dense, TileKernel::Edges], restated: true, stages_rows: true };
+    /// GAT's: the per-edge kernel over node scores, whose maxima need no restating.
+    pub const GAT: Self = Self { kernels: &[TileKernel::Edges], restated: false, stages_rows: false };
+    /// GATv2's: the per-edge kernel, the maxima restated, the rows' features staged.
+    pub const GATV2: Self = Self { kernels: &[TileKernel::Edges], restated: true, stages_rows: true };
+}
+
 /// The tiles of a forward: ranges of at most [`TILE_ROWS`] consecutive rows whose columns lie in
 /// a range of at most [`TILE_SOURCES`] source nodes, covering every row once, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1071,6 +1092,9 @@ pub struct TilePlan {
     pub max_edges: u64,
     /// The graph's edges.
     pub edges: u64,
+    /// Whether the per-edge kernel stages the rows' features (a query chunk: GT's, AGNN's and
+    /// GATv2's do), or only node scores (GAT's), which takes less shared memory.
+    pub stages_rows: bool,
 }
 
 impl TilePlan {
@@ -1105,7 +1129,7 @@ impl TilePlan {
     pub fn shared_bytes(&self) -> u64 {
         match self.kernel {
             TileKernel::Dense => u64::from(dfgnn_device::kernels::tiles::dense::Layout::new(self.source_cap()).bytes()),
-            TileKernel::Edges => per_edge_shared_bytes(self.edge_cap(), self.source_cap()),
+            TileKernel::Edges => per_edge_shared_bytes(self.edge_cap(), self.source_cap(), self.stages_rows),
         }
     }
 
@@ -1120,11 +1144,17 @@ impl TilePlan {
 }
 
 /// The per-edge kernel's shared memory for tiles of at most `edge_cap` edges (a multiple of 4)
-/// and `source_cap` sources, without overflow for any `edge_cap`.
-fn per_edge_shared_bytes(edge_cap: u64, source_cap: u32) -> u64 {
+/// and `source_cap` sources, staging the rows' features or not ([`TilePlan::stages_rows`]),
+/// without overflow for any `edge_cap`.
+fn per_edge_shared_bytes(edge_cap: u64, source_cap: u32, stages_rows: bool) -> u64 {
+    use dfgnn_device::kernels::tiles::edges;
     let capped = edge_cap.min(u64::from(TILE_EDGES)) as usize;
-    let bytes = u64::from(dfgnn_device::kernels::tiles::edges::shared_bytes(capped, source_cap as usize));
-    bytes + 8 * (edge_cap - capped as u64)
+    let bytes = if stages_rows {
+        edges::shared_bytes(capped, source_cap as usize)
+    } else {
+        edges::gat_shared_bytes(capped, source_cap as usize)
+    };
+    u64::from(bytes) + 8 * (edge_cap - capped as u64)
 }
 
 /// Cuts the rows into tiles of at most `edge_limit` edges each. First into **segments**, where no
@@ -1133,7 +1163,7 @@ fn per_edge_shared_bytes(edge_cap: u64, source_cap: u32) -> u64 {
 /// [`TILE_SOURCES`] sources, `edge_limit` edges), and a segment that does not fit alone is cut
 /// into tiles of consecutive rows on its own, each as long as it fits. `None` when a tile's
 /// sources would span more than [`TILE_SOURCES`] or a row has more than `edge_limit` edges.
-fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Option<TilePlan> {
+fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, stages_rows: bool, edge_limit: u64) -> Option<TilePlan> {
     let n = graph.row_offsets.len().saturating_sub(1);
     let edges = graph.row_offsets.last().copied().unwrap_or(0);
     let nonempty = |r: usize| graph.row_offsets[r + 1] > graph.row_offsets[r];
@@ -1169,6 +1199,7 @@ fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Op
         src_count: Vec::new(),
         max_edges: 0,
         edges,
+        stages_rows,
     };
     let mut push = |first: usize, end: usize| -> Option<()> {
         let (lo, hi) = span(first..end);
@@ -1225,18 +1256,17 @@ fn form_tiles(graph: &GraphShape<'_>, kernel: TileKernel, edge_limit: u64) -> Op
 /// source row; else none. `options.tiles` forces a
 /// kernel (an error when the graph does not tile for it or the device cannot) or forbids tiles;
 /// a forced schedule takes none unless forced. `plan` is the model's plan (its schedule must be
-/// fused), `kernels` the tile kernels the model has, and `restated` whether its tiles restate
-/// their maxima (then the per-edge kernel needs [`MIN_EDGES_PER_STAGED_RESTATED`]); the decision
-/// goes to its `tiles` and `reasons`. Dropout's forward runs the fused pass, and so does the backward unless
+/// fused), `model` what its forward over tiles has ([`TileModel`]); the decision goes to its
+/// `tiles` and `reasons`. Dropout's forward runs the fused pass, and so does the backward unless
 /// [`plan_column_tiles`] gives its column pass tiles.
 pub fn plan_tiles(
     plan: &mut Plan,
     graph: &GraphShape<'_>,
     device: &DeviceLimits,
     options: &PlanOptions,
-    (kernels, restated): (&[TileKernel], bool),
+    model: &TileModel,
 ) -> Result<()> {
-    let min_per_staged = if restated { MIN_EDGES_PER_STAGED_RESTATED } else { MIN_EDGES_PER_STAGED };
+    let min_per_staged = if model.restated { MIN_EDGES_PER_STAGED_RESTATED } else { MIN_EDGES_PER_STAGED };
     let forced = match options.tiles {
         Some(TileChoice::Off) => return Ok(()),
         Some(TileChoice::Dense) => Some(TileKernel::Dense),
@@ -1251,10 +1281,10 @@ pub fn plan_tiles(
         return refuse(format!("the {} schedule has no fused forward to stand in for", plan.schedule));
     }
     let form = |kernel: TileKernel| -> std::result::Result<TilePlan, String> {
-        if !kernels.contains(&kernel) {
+        if !model.kernels.contains(&kernel) {
             return Err(format!("the model has no {} tile kernel", kernel.name()));
         }
-        checked_tiles(graph, kernel, plan.heads, device)
+        checked_tiles(graph, (kernel, model.stages_rows), plan.heads, device)
     };
     let chosen = match forced {
         Some(kernel) => match form(kernel) {
@@ -1290,11 +1320,12 @@ pub fn plan_tiles(
     Ok(())
 }
 
-/// `graph`'s tiles for `kernel` (see [`form_tiles`]) when the device can run them over `heads`
-/// heads (a block's shared memory, one launch's grid), else why not.
+/// `graph`'s tiles for `kernel`, staging the rows' features or not (see [`form_tiles`]), when the
+/// device can run them over `heads` heads (a block's shared memory, one launch's grid), else why
+/// not.
 fn checked_tiles(
     graph: &GraphShape<'_>,
-    kernel: TileKernel,
+    (kernel, stages_rows): (TileKernel, bool),
     heads: u32,
     device: &DeviceLimits,
 ) -> std::result::Result<TilePlan, String> {
@@ -1302,7 +1333,7 @@ fn checked_tiles(
         TileKernel::Dense => u64::MAX,
         TileKernel::Edges => u64::from(TILE_EDGES),
     };
-    let tiles = form_tiles(graph, kernel, limit).ok_or_else(|| match kernel {
+    let tiles = form_tiles(graph, kernel, stages_rows, limit).ok_or_else(|| match kernel {
         TileKernel::Dense => format!("a tile's columns span more than {TILE_SOURCES} source nodes"),
         TileKernel::Edges => format!(
             "a tile's columns span more than {TILE_SOURCES} source nodes, or a row has more than {TILE_EDGES} edges"
@@ -1363,19 +1394,20 @@ pub fn plan_column_tiles(plan: &mut Plan, csc: &GraphShape<'_>, device: &DeviceL
         }
         Ok(())
     };
-    let why_not = match checked_tiles(csc, TileKernel::Edges, plan.heads, device).and_then(|t| fits(&t).map(|()| t)) {
-        Ok(t) if forced || t.edges_per_staged() >= MIN_EDGES_PER_STAGED => {
-            plan.reasons.push(format!(
-                "backward columns: over {} of the CSC (per-edge){}",
-                describe_tiles(&t),
-                if forced { " (forced)" } else { "" }
-            ));
-            plan.column_tiles = Some(t);
-            return;
-        }
-        Ok(t) => format!("{}, under {MIN_EDGES_PER_STAGED} edges per staged source", describe_tiles(&t)),
-        Err(why) => why,
-    };
+    let why_not =
+        match checked_tiles(csc, (TileKernel::Edges, true), plan.heads, device).and_then(|t| fits(&t).map(|()| t)) {
+            Ok(t) if forced || t.edges_per_staged() >= MIN_EDGES_PER_STAGED => {
+                plan.reasons.push(format!(
+                    "backward columns: over {} of the CSC (per-edge){}",
+                    describe_tiles(&t),
+                    if forced { " (forced)" } else { "" }
+                ));
+                plan.column_tiles = Some(t);
+                return;
+            }
+            Ok(t) => format!("{}, under {MIN_EDGES_PER_STAGED} edges per staged source", describe_tiles(&t)),
+            Err(why) => why,
+        };
     plan.reasons.push(format!("backward columns: not over tiles of the CSC ({why_not})"));
 }
 

@@ -26,8 +26,8 @@ use dfgnn::DeviceLimits;
 use dfgnn::plan::{
     BLOCK_NODES, CompiledVariant, GraphShape, LaneLayout, MAX_UNFUSED_BACKWARD_DEGREE, MAX_UNFUSED_BACKWARD_HEADS,
     MIN_PART_DEGREE, MIN_UNFUSED_BACKWARD_EDGES, Passes, Plan, PlanOptions, Schedule, TileChoice, TileKernel,
-    chunk_edges, form_blocks, lane_layout, plan, plan_blocks, plan_column_tiles, plan_gat_backward, plan_positive_part,
-    plan_tiles, split_threshold, tasks_per_warp,
+    TileModel, chunk_edges, form_blocks, lane_layout, plan, plan_blocks, plan_column_tiles, plan_gat_backward,
+    plan_positive_part, plan_tiles, split_threshold, tasks_per_warp,
 };
 use dfgnn_device::kernels::{gat, gt};
 use dfgnn_graphs::Csr;
@@ -574,6 +574,11 @@ impl Shape {
     }
 
     fn tiles_restated(&self, options: &PlanOptions, device: &DeviceLimits, restated: bool) -> dfgnn::Result<Plan> {
+        self.tiles_of(&TileModel { restated, ..TileModel::GT }, options, device)
+    }
+
+    /// The tiles `model`'s forward plans on this graph (GT's variants and shape: 2 heads x 32).
+    fn tiles_of(&self, model: &TileModel, options: &PlanOptions, device: &DeviceLimits) -> dfgnn::Result<Plan> {
         let shape = GraphShape {
             row_offsets: &self.rows,
             col_offsets: &self.cols,
@@ -581,7 +586,7 @@ impl Shape {
             row_max_col: &self.max_col,
         };
         let mut p = plan(gt::VARIANTS, &shape, 2, 32, device, options)?;
-        plan_tiles(&mut p, &shape, device, options, (&[TileKernel::Dense, TileKernel::Edges], restated))?;
+        plan_tiles(&mut p, &shape, device, options, model)?;
         Ok(p)
     }
 }
@@ -738,6 +743,13 @@ fn tiles_cut_rows_at_the_graphs_and_the_tile_size() {
     let t = p.tiles.as_ref().expect("auto takes per-edge tiles on a sparser batch");
     assert_eq!((t.kernel, t.end.clone()), (TileKernel::Edges, vec![60, 120, 180, 240, 300, 360, 400]));
     assert_eq!((t.max_edges, t.edge_cap(), t.source_cap()), (600, 600, 60));
+    // Its shared memory: 5,328 bytes of edges, scores and rows (8 x 600 + 4 x 68 + 4 x 64), then
+    // GT's query chunk (9,216), key or value chunk (4 x 36 x 60 = 8,640) and GATv2's attention
+    // chunk (128); GAT's kernel stages neither query nor attention chunk.
+    assert_eq!(t.shared_bytes(), 5_328 + 9_216 + 8_640 + 128);
+    let gat = s.tiles_of(&TileModel::GAT, &PlanOptions::default(), &DeviceLimits::h200()).unwrap();
+    let g = gat.tiles.as_ref().expect("GAT takes the same per-edge tiles");
+    assert_eq!((g.end.clone(), g.shared_bytes()), (t.end.clone(), 5_328 + 8_640));
     assert!(
         p.reasons.iter().any(|r| r.contains("over 7 tiles") && r.contains("14.5 % filled") && r.contains("(per-edge)")),
         "{:?}",
@@ -826,7 +838,7 @@ impl Shape {
         };
         let auto = PlanOptions::default();
         let mut p = plan(gat::VARIANTS, &shape, 1, feat, device, &auto).unwrap();
-        plan_tiles(&mut p, &shape, device, &auto, (&[TileKernel::Edges], false)).unwrap();
+        plan_tiles(&mut p, &shape, device, &auto, &TileModel::GAT).unwrap();
         self.column_tiles_with(p, csc, &auto, device)
     }
 
@@ -976,7 +988,7 @@ impl Shape {
             row_max_col: &self.max_col,
         };
         let mut p = plan(gat::VARIANTS, &shape, heads, feat, &device, options).unwrap();
-        plan_tiles(&mut p, &shape, &device, options, (&[TileKernel::Edges], false)).unwrap();
+        plan_tiles(&mut p, &shape, &device, options, &TileModel::GAT).unwrap();
         let mut p = self.column_tiles_with(p, csc, options, &device);
         plan_positive_part(&mut p, &shape, options);
         plan_gat_backward(&mut p, &shape, options);

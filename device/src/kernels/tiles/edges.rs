@@ -25,7 +25,8 @@
 //! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list, the scores
 //! (later the weights), the rows' first edges and `1/l`, then one staging region for the query
 //! and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
-//! 50 KB, so four blocks share a multiprocessor.
+//! 50 KB, so four blocks share a multiprocessor. GAT stages only node scores before the value
+//! chunk, in [`gat_shared_bytes`]: a query chunk (9 KB) less.
 
 use super::{
     IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, dot_as_vector, gt_term,
@@ -63,6 +64,14 @@ const Q_BYTES: usize = TILE_ROWS * STRIDE * 4;
 /// and `source_cap` sources.
 pub const fn shared_bytes(edge_cap: usize, source_cap: usize) -> u32 {
     (region(edge_cap) + Q_BYTES + 4 * STRIDE * source_cap + 4 * SCORE_CHUNK) as u32
+}
+
+/// Dynamic shared memory of a block of GAT's kernel ([`GAT_TILE_EDGES_FWD_W4`]) over the same
+/// tiles: it stages no query chunk, so its staging region holds only the node scores of the
+/// tile's rows and sources, then a value chunk.
+pub const fn gat_shared_bytes(edge_cap: usize, source_cap: usize) -> u32 {
+    let (scores, values) = (4 * (TILE_ROWS + source_cap), 4 * STRIDE * source_cap);
+    (region(edge_cap) + if scores > values { scores } else { values }) as u32
 }
 
 crate::kernel! {
@@ -505,7 +514,7 @@ fn gt_tile_edges_forward<const WIDE: bool>(p: &GtTilesParams) {
 }
 
 /// GAT's forward over the edges of the tiles of [`GatTilesParams`] (`block.x = TILE_THREADS`,
-/// grid `T·H`, [`shared_bytes`] of `p.tiles`' capacities of dynamic shared memory): the
+/// grid `T·H`, [`gat_shared_bytes`] of `p.tiles`' capacities of dynamic shared memory): the
 /// scores `LeakyReLU(el_i + er_j)` from the node scores of the tile's rows and sources staged in
 /// shared memory, as [`crate::kernels::gat::LeakyScore`] takes them, and with a positive part
 /// to save, `o⁺` and `α⁺` beside the output; `WIDE` stages 16 bytes at a time and needs
