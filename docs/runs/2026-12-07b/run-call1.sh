@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Call 1 (thirty-first session): every GPU test and the main job on N (`main` with the dense
-# tiles' aggregation over 2 rows x 4 features and the closed blocks' row sums by quads), then M
-# (`fef8d9c`, before them) and N side by side on the batch cases, two rounds in opposite
-# orders; beside them, on the GPU machine's CPUs, turbo-gnn's wheel from its PyPI sdist in
+# Call 1 (thirty-first session): every GPU test and the main job on N (`977c9fd`: the dense
+# tiles' aggregation over 2 rows x 4 features, the closed blocks' row sums by quads, GAT's
+# per-edge tiles launched with the shared memory they use), then M (`fef8d9c`, before them) and
+# N side by side on the batch cases, two rounds in opposite orders; beside them, on the GPU machine's CPUs, turbo-gnn's wheel from its PyPI sdist in
 # `.whl/` (`pip download --no-deps --no-binary turbo-gnn turbo-gnn==0.1.0rc4`), brought back in
 # $OUT for the report's peers (call 2). The archive `.gpu/callm.tar.xz`: in a checkout of each
 # commit `cargo build --release -p dfgnn-cli`, `target/release/dfgnn` copied to `.gpu/build/M`
@@ -27,6 +27,7 @@ cat > /tmp/o/cases <<'CASES'
 gt batch-1024x120-d50 1 128
 agnn batch-1024x120-d50 1 128
 gat batch-1024x120-d50 1 128
+gat batch-512x200-d60 1 128
 gt batch-1024x120-d50 4 64
 gt batch-1024x120-d50 1 128 --tiles dense --block-backward false
 CASES
