@@ -6,9 +6,8 @@
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16 grid:
 //! thread `(ty, tx)` holds the scores of rows `ty + 16·i` (`i < 4`) and sources `tx + 16·j`
 //! (`j < 16`; the groups of 16 sources past the tile's are skipped: one copy of the score
-//! products per count of groups). The aggregation takes another layout, of fewer shared loads
-//! per multiply-add: thread `t` sums rows `t/8 + 32·i` (`i < 2`) for features `4·(t % 8)…` of
-//! each chunk of [`VALUE_CHUNK`] ([`aggregate_chunk`]).
+//! products per count of groups), and in the aggregation the outputs of the same rows for
+//! features `2·tx, 2·tx + 1` of each chunk of [`VALUE_CHUNK`].
 //! 0. Counts: each (row, source) pair's number of edges (duplicates count, a pair with none is
 //!    masked), from the tile's contiguous range of CSR edges (their rows from the COO row array)
 //!    by shared-memory integer atomics (exact, so order-free).
@@ -19,10 +18,9 @@
 //! 2. Softmax: the exact row maximum and sum (a row's 16 threads combine theirs by butterfly,
 //!    so all hold the same bits); the weights `n·2^(s − m)` go to shared memory over the counts.
 //! 3. Aggregation: `out = (Σ_j w_ij·v_j)·(1/l)` over chunks of [`VALUE_CHUNK`] features of the
-//!    staged values, each sum in source order (each row's `1/l` passed to the aggregation's
-//!    layout in the last float of the row's padding in the weights); then `lse` and the
-//!    backward's `(m, 1/l)`, as the row passes write them
-//!    ([`crate::kernels::attention::forward`]), so the backward is the ordinary one.
+//!    staged values, each sum in source order; then `lse` and the backward's `(m, 1/l)`, as the
+//!    row passes write them ([`crate::kernels::attention::forward`]), so the backward is the
+//!    ordinary one.
 //!
 //! # Shared memory
 //! [`Layout`], sized by the launch's widest tile ([`crate::abi::TileList::source_cap`], rounded
@@ -46,7 +44,7 @@ use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
 use crate::kernels::common::softmax::{log_sum_exp, weight};
 use crate::kernels::common::unroll::{by_count, unroll};
-use crate::simt::{self, F4, GSliceMut, SharedSlice, math};
+use crate::simt::{self, F2, F4, SharedSlice, math};
 
 /// Threads along each side of the block's 16 × 16 grid: a thread's sources are groups of this
 /// many, and a block computes the scores of its tile's sources rounded up to a group.
@@ -201,7 +199,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     // Chunk `step`'s staged value chunk (at its buffer's start).
     let values = |step: usize| {
         let (at, floats) = (layout.buffer_at(step), layout.sources * STRIDE);
-        (shared.slice::<f32>(at, floats), shared.slice::<F4>(at, floats / 4))
+        (shared.slice::<f32>(at, floats), shared.slice::<F2>(at, floats / 2), shared.slice::<F4>(at, floats / 4))
     };
     let issue = |step: usize| {
         let (q_staged, k_staged) = staged(step);
@@ -211,7 +209,8 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
             stage_async::<WIDE>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
             stage_async::<WIDE>(k_staged, covered, p.k, (c0, sources), at);
         } else {
-            stage_async::<WIDE>(values(step), covered, p.v, (c0, sources), at);
+            let (vs, _, vs4) = values(step);
+            stage_async::<WIDE>((vs, vs4), covered, p.v, (c0, sources), at);
         }
     };
     // Chunk `step` landed and shown to the block; the next one started (into the other buffer, or
@@ -305,19 +304,40 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     });
     let inv: [f32; ROWS_PER] = core::array::from_fn(|i| if l[i] > 0.0 { math::rcp(l[i]) } else { 0.0 });
 
-    // 3. Aggregation, chunk by chunk of features, in its own layout of threads: each row's `1/l`
-    // goes there through the last float of the row's padding in the weights.
-    if tx == 0 {
-        unroll!(ROWS_PER, |i| {
-            weights.store((ty + SIDE * i) * p_stride + p_stride - 1, inv[i]);
-        });
-    }
+    // 3. Aggregation, chunk by chunk of features.
     while step < 2 * chunks {
         arrive(step);
         let g0 = (step - chunks) * VALUE_CHUNK;
         let valid = (feat - g0).min(VALUE_CHUNK);
-        let (acc, inv_of) = aggregate_chunk((weights, weights4), values(step).1, (sources, p_stride), t);
-        store_chunk(p.out, acc, inv_of, (r0, rows), (row_len, h * feat + g0, valid), t);
+        let vs2 = values(step).1;
+        let mut acc = [F2::default(); ROWS_PER];
+        let mut j4 = 0;
+        while j4 < sources.div_ceil(4) {
+            let mut w = [F4::default(); ROWS_PER];
+            unroll!(ROWS_PER, |i| {
+                w[i] = weights4.load((ty + SIDE * i) * (p_stride / 4) + j4);
+            });
+            unroll!(4, |c| {
+                let value = vs2.load((4 * j4 + c) * (STRIDE / 2) + tx);
+                unroll!(ROWS_PER, |i| {
+                    unroll!(2, |k| {
+                        acc[i].0[k] = math::fma(value.0[k], w[i].0[c], acc[i].0[k]);
+                    });
+                });
+            });
+            j4 += 1;
+        }
+        unroll!(ROWS_PER, |i| {
+            let row = ty + SIDE * i;
+            if row < rows {
+                let base = (r0 + row) * row_len + h * feat + g0 + 2 * tx;
+                unroll!(2, |k| {
+                    if 2 * tx + k < valid {
+                        p.out.store(base + k, acc[i].0[k] * inv[i]);
+                    }
+                });
+            }
+        });
         done(step);
         step += 1;
     }
@@ -352,76 +372,4 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         let store = |row: usize, m| p.stats.store(2 * ((r0 + row) * heads + h), m);
         restate_maxima((rows, feat, width), |row| firsts.load(row), term, store);
     }
-}
-
-/// Rows of a thread in the aggregation's layout.
-const AGG_ROWS: usize = 2;
-/// Threads that share a row in the aggregation's layout, 4 features each.
-const AGG_THREADS: usize = VALUE_CHUNK / 4;
-const _: () = assert!(AGG_ROWS * (TILE_THREADS as usize / AGG_THREADS) == TILE_ROWS);
-
-/// Thread `t`'s rows in the aggregation's layout: `t / 8 + 32·i` (`i <` [`AGG_ROWS`]).
-#[inline(always)]
-fn agg_row(t: usize, i: usize) -> usize {
-    t / AGG_THREADS + (TILE_THREADS as usize / AGG_THREADS) * i
-}
-
-/// One staged value chunk's aggregation: thread `t`'s sums `Σ_j w_ij·v_j` of its rows
-/// ([`agg_row`]) for features `4·(t % 8)…` of the chunk, each sum in source order over the
-/// tile's `sources`, from the weights (rows `p_stride` floats apart) and the staged values `vs4`;
-/// with each row's `1/l`, read from the last float of its row's padding. A warp's loads for 4
-/// sources take 2 shared-memory wavefronts of weights (its 4 rows) and 4 of values (8 threads'
-/// 16 bytes, the same for its 4 rows) for 32 multiply-adds a thread.
-#[inline(always)]
-fn aggregate_chunk(
-    (weights, weights4): (SharedSlice<f32>, SharedSlice<F4>),
-    vs4: SharedSlice<F4>,
-    (sources, p_stride): (usize, usize),
-    t: usize,
-) -> ([F4; AGG_ROWS], [f32; AGG_ROWS]) {
-    let lane = t % AGG_THREADS;
-    let mut acc = [F4::default(); AGG_ROWS];
-    let mut j4 = 0;
-    while j4 < sources.div_ceil(4) {
-        let mut w = [F4::default(); AGG_ROWS];
-        unroll!(AGG_ROWS, |i| {
-            w[i] = weights4.load(agg_row(t, i) * (p_stride / 4) + j4);
-        });
-        unroll!(4, |c| {
-            let value = vs4.load((4 * j4 + c) * (STRIDE / 4) + lane);
-            unroll!(AGG_ROWS, |i| {
-                unroll!(4, |k| {
-                    acc[i].0[k] = math::fma(value.0[k], w[i].0[c], acc[i].0[k]);
-                });
-            });
-        });
-        j4 += 1;
-    }
-    let inv = core::array::from_fn(|i| weights.load(agg_row(t, i) * p_stride + p_stride - 1));
-    (acc, inv)
-}
-
-/// Stores thread `t`'s sums of [`aggregate_chunk`] times their rows' `1/l` into `out`: rows
-/// `r0 + row` (`row < rows`) of `row_len` floats, features `col + 4·(t % 8)…` short of `valid`.
-#[inline(always)]
-fn store_chunk(
-    out: GSliceMut<f32>,
-    acc: [F4; AGG_ROWS],
-    inv: [f32; AGG_ROWS],
-    (r0, rows): (usize, usize),
-    (row_len, col, valid): (usize, usize, usize),
-    t: usize,
-) {
-    let f = 4 * (t % AGG_THREADS);
-    unroll!(AGG_ROWS, |i| {
-        let row = agg_row(t, i);
-        if row < rows {
-            let base = (r0 + row) * row_len + col + f;
-            unroll!(4, |k| {
-                if f + k < valid {
-                    out.store(base + k, acc[i].0[k] * inv[i]);
-                }
-            });
-        }
-    });
 }
