@@ -165,7 +165,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
     while e < tile.edges {
         let (row, i) = tile.edge(e);
         let x = el.load(i) + er.load(row);
-        tile.scores.store(e, math::exp2(leaky_score(x, p.slope) - m.load(i)) * inv.load(i));
+        tile.set_score(e, math::exp2(leaky_score(x, p.slope) - m.load(i)) * inv.load(i));
         if x > 0.0 {
             tile.mark_positive(e);
         }
@@ -193,8 +193,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
         if live {
             let mut clock = FoldClock::new(1);
             for e in tile.row_edges(row) {
-                let (i, positive) = tile.source_and_sign(e);
-                let alpha = tile.scores.load(e);
+                let (i, positive, alpha) = tile.source_sign_and_score(e);
                 let c = if positive { alpha } else { alpha * p.slope };
                 c_delta.add(c * delta.load(i));
                 unroll!(QUADS, |u| {

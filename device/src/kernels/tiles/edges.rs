@@ -22,9 +22,9 @@
 //!
 //! # Shared memory
 //! [`shared_bytes`] of the launch's edge and source capacities (the most edges and sources of
-//! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list, the scores
-//! (later the weights), the rows' first edges and `1/l`, then one staging region for the query
-//! and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
+//! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list with each edge's
+//! score (later its weight) beside its pack in 8 bytes, the rows' first edges and `1/l`, then
+//! one staging region for the query and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
 //! 50 KB, so four blocks share a multiprocessor. GAT stages only node scores before the value
 //! chunk, in [`gat_shared_bytes`]: a query chunk (9 KB) less.
 
@@ -122,8 +122,8 @@ crate::kernel! {
     }
 }
 
-/// The tile of block `b` and its layout in shared memory: the edge list, the scores (later the
-/// weights), the rows' first edges and `1/l`, and the staging region past them.
+/// The tile of block `b` and its layout in shared memory: the edge list with the scores (later
+/// the weights), the rows' first edges and `1/l`, and the staging region past them.
 pub(super) struct Tile {
     pub(super) head: usize,
     pub(super) r0: usize,
@@ -131,8 +131,11 @@ pub(super) struct Tile {
     pub(super) c0: usize,
     pub(super) sources: usize,
     pub(super) edges: usize,
+    /// Edge `e`'s entry at `2e` (its pack: row and source, later [`Self::aggregate`]'s value
+    /// index) and its score at `2e + 1` (later its weight), so one 8-byte load reads both.
     packs: SharedSlice<u32>,
-    pub(super) scores: SharedSlice<f32>,
+    scores: SharedSlice<f32>,
+    entries: SharedSlice<u64>,
     starts: SharedSlice<u32>,
     inv: SharedSlice<f32>,
     /// Byte offset of the staging region.
@@ -157,7 +160,7 @@ impl Tile {
         let c0 = list.src.load(tile) as usize;
         let sources = list.src_count.load(tile) as usize;
         let shared = simt::dynamic_shared();
-        let packs = shared.slice::<u32>(0, edge_cap);
+        let packs = shared.slice::<u32>(0, 2 * edge_cap);
         let starts = shared.slice::<u32>(8 * edge_cap, STARTS);
         let e0 = list.offsets.load(r0) as usize;
         let edges = list.offsets.load(r0 + rows) as usize - e0;
@@ -178,7 +181,7 @@ impl Tile {
             unroll!(IN_FLIGHT, |u| {
                 let i = base + u * threads;
                 if i < edges {
-                    packs.store(i, (pairs[u].0 - r0 as u32) | ((pairs[u].1 - c0 as u32) << ROW_BITS));
+                    packs.store(2 * i, (pairs[u].0 - r0 as u32) | ((pairs[u].1 - c0 as u32) << ROW_BITS));
                 }
             });
             base += IN_FLIGHT * threads;
@@ -191,7 +194,8 @@ impl Tile {
             sources,
             edges,
             packs,
-            scores: shared.slice::<f32>(4 * edge_cap, edge_cap),
+            scores: shared.slice::<f32>(0, 2 * edge_cap),
+            entries: shared.slice::<u64>(0, edge_cap),
             starts,
             inv: shared.slice::<f32>(8 * edge_cap + 4 * STARTS, TILE_ROWS),
             region: region(edge_cap),
@@ -201,21 +205,41 @@ impl Tile {
     /// Edge `e`'s row and source within the tile.
     #[inline(always)]
     pub(super) fn edge(&self, e: usize) -> (usize, usize) {
-        let pack = self.packs.load(e);
+        let pack = self.packs.load(2 * e);
         ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
     }
 
     /// Marks edge `e` as in GAT's positive part (`el_i + er_j > 0`): [`POSITIVE`] in its pack.
     #[inline(always)]
     pub(super) fn mark_positive(&self, e: usize) {
-        self.packs.store(e, self.packs.load(e) | POSITIVE);
+        self.packs.store(2 * e, self.packs.load(2 * e) | POSITIVE);
     }
 
-    /// Edge `e`'s source within the tile, and whether [`Self::mark_positive`] marked it.
+    /// Edge `e`'s score (or weight).
     #[inline(always)]
-    pub(super) fn source_and_sign(&self, e: usize) -> (usize, bool) {
-        let pack = self.packs.load(e);
-        (source_of(pack), pack & POSITIVE != 0)
+    pub(super) fn score(&self, e: usize) -> f32 {
+        self.scores.load(2 * e + 1)
+    }
+
+    /// Sets edge `e`'s score (or weight).
+    #[inline(always)]
+    pub(super) fn set_score(&self, e: usize, x: f32) {
+        self.scores.store(2 * e + 1, x);
+    }
+
+    /// Edge `e`'s pack and score by one 8-byte load.
+    #[inline(always)]
+    fn entry(&self, e: usize) -> (u32, f32) {
+        let x = self.entries.load(e);
+        (x as u32, f32::from_bits((x >> 32) as u32))
+    }
+
+    /// Edge `e`'s source within the tile, whether [`Self::mark_positive`] marked it, and its
+    /// score (or weight), by one load.
+    #[inline(always)]
+    pub(super) fn source_sign_and_score(&self, e: usize) -> (usize, bool, f32) {
+        let (pack, score) = self.entry(e);
+        (source_of(pack), pack & POSITIVE != 0, score)
     }
 
     /// Row `row`'s edges.
@@ -270,13 +294,13 @@ impl Tile {
             let mut e = t;
             while e < self.edges {
                 let (row, source) = self.edge(e);
-                let mut acc = if f0 == 0 { 0.0 } else { self.scores.load(e) };
+                let mut acc = if f0 == 0 { 0.0 } else { self.score(e) };
                 unroll!(SCORE_CHUNK / 4, |f4| {
                     let (q, k) = (qs4.load(row * (STRIDE / 4) + f4), ks4.load(source * (STRIDE / 4) + f4));
                     let a4 = if a.is_empty() { F4::default() } else { as4.load(f4) };
                     acc = fold(acc, q, k, a4);
                 });
-                self.scores.store(e, acc);
+                self.set_score(e, acc);
                 e += TILE_THREADS as usize;
             }
             f0 += SCORE_CHUNK;
@@ -300,7 +324,7 @@ impl Tile {
             let mut m = f32::NEG_INFINITY;
             let mut e = edges.start + lane;
             while e < edges.end {
-                m = m.max(self.scores.load(e));
+                m = m.max(self.score(e));
                 e += WARP_SIZE as usize;
             }
             let m = warp_max(m);
@@ -309,7 +333,7 @@ impl Tile {
             if restate {
                 let mut e = edges.start + lane;
                 while e < edges.end {
-                    if self.scores.load(e) == m {
+                    if self.score(e) == m {
                         first = first.min(e as u32);
                     }
                     e += WARP_SIZE as usize;
@@ -319,8 +343,8 @@ impl Tile {
             let mut l = 0.0f32;
             let mut e = edges.start + lane;
             while e < edges.end {
-                let w = weight(self.scores.load(e), m);
-                self.scores.store(e, w);
+                let w = weight(self.score(e), m);
+                self.set_score(e, w);
                 l += w;
                 e += WARP_SIZE as usize;
             }
@@ -328,8 +352,11 @@ impl Tile {
             let r = if l > 0.0 { math::rcp(l) } else { 0.0 };
             if lane == 0 {
                 if restate {
-                    let source =
-                        if first == u32::MAX { u32::MAX } else { source_of(self.packs.load(first as usize)) as u32 };
+                    let source = if first == u32::MAX {
+                        u32::MAX
+                    } else {
+                        source_of(self.packs.load(2 * first as usize)) as u32
+                    };
                     self.firsts().store(row, source);
                 }
                 self.inv.store(row, r);
@@ -375,26 +402,13 @@ impl Tile {
     /// `out_i = (Σ_e w_e·v_e)·(1/l_i)` for every row, from `values` (`[N_src, H, F]`) staged chunk
     /// by chunk of [`VALUE_CHUNK`] features in the staging region (its first barrier ends the
     /// softmax); with `PART`, also the positive part `o⁺_i` over the edges whose packed entry has
-    /// [`POSITIVE`] set, and `α⁺_i`, into `part`.
+    /// [`POSITIVE`] set, and `α⁺_i`, into `part`. After its first barrier each edge's pack becomes
+    /// the index of its source's first staged quad (with [`POSITIVE`] kept under `PART`), so the
+    /// sums read an edge's weight and value index by one load and decode nothing: nothing reads
+    /// the packs after it.
     #[inline(always)]
     fn aggregate<const WIDE: bool, const PART: bool>(
         &self,
-        values: GSlice<f32>,
-        (heads, feat): (usize, usize),
-        out: GSliceMut<f32>,
-        part: (GSliceMut<f32>, GSliceMut<f32>),
-        source_cap: usize,
-    ) {
-        let weights = (self.scores, |row| self.inv.load(row));
-        self.aggregate_with::<WIDE, PART>(weights, values, (heads, feat), out, part, source_cap)
-    }
-
-    /// [`Self::aggregate`] with the weights `weights.0` (one per edge) and each row's sum
-    /// scaled by `weights.1(row)` instead of the softmax's weights and `1/l`.
-    #[inline(always)]
-    pub(super) fn aggregate_with<const WIDE: bool, const PART: bool>(
-        &self,
-        (weights, row_scale): (SharedSlice<f32>, impl Fn(usize) -> f32),
         values: GSlice<f32>,
         (heads, feat): (usize, usize),
         out: GSliceMut<f32>,
@@ -412,6 +426,15 @@ impl Tile {
         let mut g0 = 0;
         while g0 < feat {
             simt::sync_threads();
+            if g0 == 0 {
+                let mut e = t;
+                while e < self.edges {
+                    let pack = self.packs.load(2 * e);
+                    let sign = if PART { pack & POSITIVE } else { 0 };
+                    self.packs.store(2 * e, (source_of(pack) * (STRIDE / 4)) as u32 | sign);
+                    e += TILE_THREADS as usize;
+                }
+            }
             let valid = (feat - g0).min(VALUE_CHUNK);
             let col = self.head * feat + g0;
             stage_async::<WIDE>((vs, vs4), self.sources, values, (self.c0, self.sources), (row_len, col, valid));
@@ -421,16 +444,15 @@ impl Tile {
             while row < self.rows {
                 let (mut acc, mut acc_part) = (Blocked::<F4>::zero(), Blocked::<F4>::zero());
                 let mut weight_part = Blocked::<f32>::zero();
-                let edges = self.row_edges(row);
-                let mut e = edges.start;
-                while e < edges.end {
-                    let stop = (e + BLOCK_EDGES).min(edges.end);
+                // 32-bit edge counters: one compare a step, not a 64-bit pair.
+                let (mut e, end) = (self.starts.load(row), self.starts.load(row + 1));
+                while e < end {
+                    let stop = (e + BLOCK_EDGES as u32).min(end);
                     while e < stop {
-                        let pack = self.packs.load(e);
-                        let source = source_of(pack);
-                        let (v, w) = (vs4.load(source * (STRIDE / 4) + quad), weights.load(e));
+                        let (index, w) = self.entry(e as usize);
+                        let v = vs4.load(if PART { index & !POSITIVE } else { index } as usize + quad);
                         acc.add_scaled(v, w);
-                        if PART && pack & POSITIVE != 0 {
+                        if PART && index & POSITIVE != 0 {
                             acc_part.add_scaled(v, w);
                             weight_part.add(w);
                         }
@@ -442,7 +464,7 @@ impl Tile {
                         weight_part.fold();
                     }
                 }
-                let inv = row_scale(row);
+                let inv = self.inv.load(row);
                 let base = (self.r0 + row) * row_len + col + 4 * quad;
                 store::<WIDE>(out, base, acc.value().scale(inv), valid - (4 * quad).min(valid));
                 if PART {
@@ -546,7 +568,7 @@ fn gat_tile_edges_forward<const WIDE: bool>(p: &GatTilesParams) {
     while e < tile.edges {
         let (row, source) = tile.edge(e);
         let x = el.load(row) + er.load(source);
-        tile.scores.store(e, leaky_score(x, p.slope));
+        tile.set_score(e, leaky_score(x, p.slope));
         if x > 0.0 {
             tile.mark_positive(e);
         }
