@@ -205,8 +205,7 @@ impl Tile {
     /// Edge `e`'s row and source within the tile.
     #[inline(always)]
     pub(super) fn edge(&self, e: usize) -> (usize, usize) {
-        let pack = self.packs.load(2 * e);
-        ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
+        unpack(self.packs.load(2 * e))
     }
 
     /// Marks edge `e` as in GAT's positive part (`el_i + er_j > 0`): [`POSITIVE`] in its pack.
@@ -293,8 +292,9 @@ impl Tile {
             simt::sync_threads();
             let mut e = t;
             while e < self.edges {
-                let (row, source) = self.edge(e);
-                let mut acc = if f0 == 0 { 0.0 } else { self.score(e) };
+                // Past the first chunk, the pack and the running score by one load.
+                let (pack, mut acc) = if f0 == 0 { (self.packs.load(2 * e), 0.0) } else { self.entry(e) };
+                let (row, source) = unpack(pack);
                 unroll!(SCORE_CHUNK / 4, |f4| {
                     let (q, k) = (qs4.load(row * (STRIDE / 4) + f4), ks4.load(source * (STRIDE / 4) + f4));
                     let a4 = if a.is_empty() { F4::default() } else { as4.load(f4) };
@@ -488,6 +488,12 @@ pub(super) fn dot4(acc: f32, x: F4, y: F4, _a: F4) -> f32 {
         acc = math::fma(x.0[c], y.0[c], acc);
     });
     acc
+}
+
+/// The row and source within its tile of a packed edge.
+#[inline(always)]
+fn unpack(pack: u32) -> (usize, usize) {
+    ((pack & ((1 << ROW_BITS) - 1)) as usize, source_of(pack))
 }
 
 /// The source within its tile of a packed edge.
