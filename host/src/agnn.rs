@@ -27,7 +27,7 @@
 
 use dfgnn_device::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams, DropoutParams, NormalizeGrads};
 use dfgnn_device::kernels::agnn::{self, AGNN_NORMALIZE, AGNN_NORMALIZE_BACKWARD, AGNN_NORMALIZE_W4};
-use dfgnn_device::kernels::common::node_rows::NodeLanes;
+use dfgnn_device::kernels::common::node_rows::{AGNN_LANES, NodeLanes};
 use dfgnn_device::simt::{Dim3, GSlice, GSliceMut, LaunchConfig, WARP_SIZE};
 
 use crate::backend::{Backend, Buffer};
@@ -234,7 +234,7 @@ impl<'g, 'b> Agnn<'g, 'b> {
         }
         let params =
             AgnnNormalizeParams { h, beta, hn, q, norm, inv, nodes: nodes as u32, heads, feat, eps: AGNN_NORM_EPS };
-        let layout = NodeLanes::new(feat as usize);
+        let layout = NodeLanes::new(feat as usize, AGNN_LANES);
         let kernel = if layout.width == 4 { &AGNN_NORMALIZE_W4 } else { &AGNN_NORMALIZE };
         let config = normalize_config(nodes, heads, layout.rows_per_warp())?;
         // SAFETY: `h` is a live `[N, H, F]` buffer and `beta` one live element (checked by the

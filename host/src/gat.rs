@@ -18,7 +18,7 @@ use dfgnn_device::abi::{
     GatGroupParams, GatNodeBackwardParams, GatNodeScoresParams, GatPartRowsParams, GatVectorSumParams, GroupParams,
     PartOut, RowGrads,
 };
-use dfgnn_device::kernels::common::node_rows::NodeLanes;
+use dfgnn_device::kernels::common::node_rows::{GAT_LANES, NodeLanes};
 use dfgnn_device::kernels::gat::part::{GAT_PART_ROWS, GAT_PART_ROWS_W4};
 use dfgnn_device::kernels::gat::{
     self, GAT_EDGE_SCORES, GAT_EDGE_SCORES_BACKWARD, GAT_NODE_BACKWARD, GAT_NODE_SCORES, GAT_NODE_SCORES_W4,
@@ -280,7 +280,7 @@ impl<'g, 'b> Gat<'g, 'b> {
                 heads,
                 feat,
             };
-            let layout = NodeLanes::new(feat as usize);
+            let layout = NodeLanes::new(feat as usize, GAT_LANES);
             let config = node_config(nodes, heads, layout.rows_per_warp())?;
             let kernel = if layout.width == 4 { &GAT_NODE_SCORES_W4 } else { &GAT_NODE_SCORES };
             // SAFETY: x is [nodes, H, F], a and a2 (when given) are [H, F] (checked by the
@@ -808,7 +808,7 @@ impl<'g, 'b> Gat<'g, 'b> {
             feat,
             slope: self.slope,
         };
-        let layout = NodeLanes::new(feat as usize);
+        let layout = NodeLanes::new(feat as usize, GAT_LANES);
         let config = node_config(nodes, heads, layout.rows_per_warp())?;
         let kernel = if layout.width == 4 { &GAT_PART_ROWS_W4 } else { &GAT_PART_ROWS };
         // SAFETY: out, part_out and d_out are [N_dst, H, F], part_weight, el and d_el [N_dst, H],

@@ -22,7 +22,7 @@
 
 use crate::abi::{AgnnNormalizeBackwardParams, AgnnNormalizeParams};
 use crate::kernel;
-use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
+use crate::kernels::common::node_rows::{AGNN_LANES, LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
 use crate::kernels::common::reduce::{global_warp, sum_over, warp_sum};
 use crate::kernels::common::unroll::unroll;
 use crate::simt::{self, F4, GSliceMut, WARP_SIZE, math};
@@ -49,14 +49,15 @@ kernel! {
     }
 }
 
-/// The normalisation over the rows of [`NodeLanes::new`] for `F` (whose width the host matched
-/// with `WIDE`): each lane's squares in feature order ([`dot_vector`]), a butterfly over the
-/// row's group, then the row read again (from L1, mostly) for `hn` and `q`.
+/// The normalisation over the rows of [`NodeLanes::new`] (at most [`AGNN_LANES`] lanes a row) for
+/// `F` (whose width the host matched with `WIDE`): each lane's squares in feature order
+/// ([`dot_vector`]), a butterfly over the row's group, then the row read again (from L1, mostly)
+/// for `hn` and `q`.
 #[inline(always)]
 fn normalize<const WIDE: bool>(p: &AgnnNormalizeParams) {
     const U: usize = ROWS_IN_FLIGHT;
     let feat = p.feat as usize;
-    let layout = NodeLanes::new(feat);
+    let layout = NodeLanes::new(feat, AGNN_LANES);
     let total = p.nodes as usize * p.heads as usize;
     let Some(LaneRows { rows, valid, member }) = LaneRows::of_warp(layout, total) else { return };
     let beta = p.beta.load(0);

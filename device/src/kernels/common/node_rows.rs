@@ -10,10 +10,21 @@ use crate::simt::{self, F4, GSlice, WARP_SIZE};
 /// features is one 16-byte load per lane, too little to cover the memory's latency).
 pub const ROWS_IN_FLIGHT: usize = 4;
 
+/// Lanes per row at most in GAT's node kernels (its node scores and its backward row pass from
+/// the positive part): at 128 features 8 lanes and four rows side by side take fewer shuffles per
+/// row than 32 lanes and one, and were faster on every GAT case measured (an H100, thirty-second
+/// session in docs/results.md: er-1M-d16 4×64 forward −1.7 %, mol-16384 1×128 −8.5 %).
+pub const GAT_LANES: usize = 8;
+
+/// Lanes per row at most in AGNN's normalisation: a whole warp. At 8 its er-1M-d16 forwards were
+/// 3–4 % slower (the same run).
+pub const AGNN_LANES: usize = WARP_SIZE as usize;
+
 /// How a warp spreads rows of `F` features over its lanes: loads of `width` features (4 when
 /// `F % 4 == 0`, else 1), `lanes` lanes per row (the vectors `F / width` rounded up to a power of
-/// two, at most 32), so `32 / lanes` rows side by side, each group [`ROWS_IN_FLIGHT`] rows.
-/// Lane `ℓ` of a row's group takes the row's vectors `ℓ, ℓ + lanes, …`.
+/// two, at most the kernel's cap: [`GAT_LANES`], [`AGNN_LANES`]), so `32 / lanes` rows side by
+/// side, each group [`ROWS_IN_FLIGHT`] rows. Lane `ℓ` of a row's group takes the row's vectors
+/// `ℓ, ℓ + lanes, …`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeLanes {
     /// Features per load: 1 or 4.
@@ -23,12 +34,13 @@ pub struct NodeLanes {
 }
 
 impl NodeLanes {
-    /// The layout for `feat` features per head.
-    pub const fn new(feat: usize) -> Self {
+    /// The layout for `feat` features per head, at most `max_lanes` (a power of two, 1 to 32)
+    /// lanes per row.
+    pub const fn new(feat: usize, max_lanes: usize) -> Self {
         let width = if feat.is_multiple_of(4) { 4 } else { 1 };
         let vectors = feat / width;
         let mut lanes = 1;
-        while lanes < vectors && lanes < WARP_SIZE as usize {
+        while lanes < vectors && lanes < max_lanes {
             lanes *= 2;
         }
         Self { width, lanes }

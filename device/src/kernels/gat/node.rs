@@ -28,7 +28,7 @@
 
 use crate::abi::{GatNodeBackwardParams, GatNodeScoresParams, GatVectorSumParams};
 use crate::kernel;
-use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
+use crate::kernels::common::node_rows::{GAT_LANES, LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
 use crate::simt::{self, F4, WARP_SIZE};
@@ -48,14 +48,14 @@ kernel! {
     }
 }
 
-/// The node scores over the layout [`NodeLanes::new`] gives `F` (whose width the host matched
-/// with `WIDE`): lane `ℓ` of a row's group adds the terms of vectors `ℓ, ℓ + lanes, …` in that
-/// order ([`dot_vector`]), then a butterfly over the group.
+/// The node scores over the layout [`NodeLanes::new`] (at most [`GAT_LANES`] lanes a row) gives `F`
+/// (whose width the host matched with `WIDE`): lane `ℓ` of a row's group adds the terms of vectors
+/// `ℓ, ℓ + lanes, …` in that order ([`dot_vector`]), then a butterfly over the group.
 #[inline(always)]
 fn node_scores<const WIDE: bool>(p: &GatNodeScoresParams) {
     const U: usize = ROWS_IN_FLIGHT;
     let feat = p.feat as usize;
-    let layout = NodeLanes::new(feat);
+    let layout = NodeLanes::new(feat, GAT_LANES);
     let total = p.nodes as usize * p.heads as usize;
     let Some(LaneRows { rows, valid, member }) = LaneRows::of_warp(layout, total) else { return };
     let heads = p.heads as usize;

@@ -21,7 +21,7 @@ use super::LeakyScore;
 use crate::abi::{GatFwdParams, GatPartRowsParams};
 use crate::kernel;
 use crate::kernels::attention::forward;
-use crate::kernels::common::node_rows::{LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
+use crate::kernels::common::node_rows::{GAT_LANES, LaneRows, NodeLanes, ROWS_IN_FLIGHT, dot_vector, load_vector};
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::unroll::unroll;
 use crate::kernels::common::vector::Vector;
@@ -139,14 +139,14 @@ kernel! {
     }
 }
 
-/// [`GAT_PART_ROWS`] over the rows of [`NodeLanes::new`] for `F` (whose width the host matched
-/// with `WIDE`): each lane's terms in feature order ([`dot_vector`]), a butterfly over the row's
-/// group.
+/// [`GAT_PART_ROWS`] over the rows of [`NodeLanes::new`] (at most [`GAT_LANES`] lanes a row) for
+/// `F` (whose width the host matched with `WIDE`): each lane's terms in feature order
+/// ([`dot_vector`]), a butterfly over the row's group.
 #[inline(always)]
 fn part_rows<const WIDE: bool>(p: &GatPartRowsParams) {
     const U: usize = ROWS_IN_FLIGHT;
     let feat = p.feat as usize;
-    let layout = NodeLanes::new(feat);
+    let layout = NodeLanes::new(feat, GAT_LANES);
     let total = p.nodes as usize * p.heads as usize;
     let Some(LaneRows { rows, valid, member }) = LaneRows::of_warp(layout, total) else { return };
     let width = if WIDE { 4 } else { 1 };
