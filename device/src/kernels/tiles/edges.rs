@@ -24,8 +24,8 @@
 //! [`shared_bytes`] of the launch's edge and source capacities (the most edges and sources of
 //! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list with each edge's
 //! score (later its weight) beside its pack in 8 bytes, the rows' first edges and `1/l`, then
-//! one staging region for the query and key chunks, later the value chunk. A batch of graphs of about a hundred nodes takes about
-//! 50 KB, so four blocks share a multiprocessor. GAT stages only node scores before the value
+//! one staging region for the query and key chunks, later the value chunk. A batch of graphs of
+//! about a hundred nodes takes about 50 KB, so four blocks share a multiprocessor. GAT stages only node scores before the value
 //! chunk, in [`gat_shared_bytes`]: a query chunk (9 KB) less.
 
 use super::{
