@@ -131,8 +131,10 @@ pub(super) struct Tile {
     pub(super) c0: usize,
     pub(super) sources: usize,
     pub(super) edges: usize,
-    /// Edge `e`'s entry at `2e` (its pack: row and source, later [`Self::aggregate`]'s value
-    /// index) and its score at `2e + 1` (later its weight), so one 8-byte load reads both.
+    /// The edge list, three views of the same words: edge `e`'s pack (row and source, later
+    /// [`Self::aggregate`]'s value index) at word `2e` of `packs`, its score (later its weight)
+    /// at word `2e + 1` of `scores`, and both as `entries[e]` (the pack in the low half, as both
+    /// the GPU and the emulator's host are little-endian), so one 8-byte load reads both.
     packs: SharedSlice<u32>,
     scores: SharedSlice<f32>,
     entries: SharedSlice<u64>,
