@@ -53,6 +53,8 @@ const ROW_BITS: u32 = 8;
 /// The bit of a packed edge that marks it in GAT's positive part (`el_i + er_j > 0`).
 const POSITIVE: u32 = 1 << 31;
 const _: () = assert!(TILE_ROWS <= 1 << ROW_BITS && TILE_SOURCES <= 1 << (31 - ROW_BITS));
+// [`Tile`]'s 8-byte entries hold the pack in their low half: word `2e` of a little-endian target.
+const _: () = assert!(cfg!(target_endian = "little"));
 /// Byte offset of the staging region past the edge list and scores of `edge_cap` edges.
 pub(super) const fn region(edge_cap: usize) -> usize {
     8 * edge_cap + 4 * STARTS + 4 * TILE_ROWS
@@ -133,8 +135,8 @@ pub(super) struct Tile {
     pub(super) edges: usize,
     /// The edge list, three views of the same words: edge `e`'s pack (row and source, later
     /// [`Self::aggregate`]'s value index) at word `2e` of `packs`, its score (later its weight)
-    /// at word `2e + 1` of `scores`, and both as `entries[e]` (the pack in the low half, as both
-    /// the GPU and the emulator's host are little-endian), so one 8-byte load reads both.
+    /// at word `2e + 1` of `scores`, and both as `entries[e]` (the pack in the low half: a
+    /// little-endian target, asserted), so one 8-byte load reads both.
     packs: SharedSlice<u32>,
     scores: SharedSlice<f32>,
     entries: SharedSlice<u64>,
