@@ -25,8 +25,8 @@
 //! any of its tiles, at most [`MAX_EDGES`] and `TILE_SOURCES`): the edge list with each edge's
 //! score (later its weight) beside its pack in 8 bytes, the rows' first edges and `1/l`, then
 //! one staging region for the query and key chunks, later the value chunk. A batch of graphs of
-//! about a hundred nodes takes about 50 KB, so four blocks share a multiprocessor. GAT stages only node scores before the value
-//! chunk, in [`gat_shared_bytes`]: a query chunk (9 KB) less.
+//! about a hundred nodes takes about 50 KB, so four blocks share a multiprocessor. GAT stages
+//! only node scores before the value chunk, in [`gat_shared_bytes`]: a query chunk (9 KB) less.
 
 use super::{
     IN_FLIGHT, SCORE_CHUNK, STRIDE, TILE_ROWS, TILE_SOURCES, TILE_THREADS, VALUE_CHUNK, dot_as_vector, gt_term,
