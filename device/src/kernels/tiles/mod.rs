@@ -83,23 +83,41 @@ fn stage_rows_async<const WIDE: bool>(
     (first, count): (usize, usize),
     (row_len, col, valid): (usize, usize, usize),
 ) {
-    let threads = TILE_THREADS as usize;
-    let mut i = simt::thread_idx().x as usize;
-    if WIDE {
-        let quads = width / 4;
-        let src4 = src.cast::<F4>();
-        while i < rows * quads {
-            let (r, q) = (i / quads, i % quads);
-            let at = ((first + r) * row_len + col) / 4 + q;
-            dst4.copy_async(r * (stride / 4) + q, src4, at, r < count && 4 * q < valid);
-            i += threads;
+    // Words (16 or 4 bytes) per row, of the destination and of the source.
+    let unit = if WIDE { 4 } else { 1 };
+    let (words, stride, row_len) = ((width / unit) as u32, stride / unit, row_len / unit);
+    // Word `i` of the region (its row `i / words`, word `i % words`) is thread `i % threads`'s,
+    // so a thread's words step by `threads`: `threads / words` rows and `threads % words` words
+    // (no index arithmetic beyond adds inside the loop; nothing but the row varies when the
+    // block covers whole rows, as with a chunk of SCORE_CHUNK features).
+    if words == 0 {
+        return;
+    }
+    let threads = TILE_THREADS;
+    let (dr, dw) = (threads / words, threads % words);
+    let t = simt::thread_idx().x;
+    let (mut r, mut w) = (t / words, t % words);
+    let (rows, count, valid) = (rows as u32, count as u32, (valid / unit) as u32 + (valid % unit != 0) as u32);
+    // The source word of row `r`'s first word, and the destination's.
+    let mut src_row = (first + r as usize) * row_len + col / unit;
+    let mut dst_row = r as usize * stride;
+    while r < rows {
+        let ok = r < count && w < valid;
+        let (to, from) = (dst_row + w as usize, src_row + w as usize);
+        if WIDE {
+            dst4.copy_async(to, src.cast::<F4>(), from, ok);
+        } else {
+            dst.copy_async(to, src, from, ok);
         }
-    } else {
-        while i < rows * width {
-            let (r, f) = (i / width, i % width);
-            let at = (first + r) * row_len + col + f;
-            dst.copy_async(r * stride + f, src, at, r < count && f < valid);
-            i += threads;
+        r += dr;
+        src_row += dr as usize * row_len;
+        dst_row += dr as usize * stride;
+        w += dw;
+        if w >= words {
+            w -= words;
+            r += 1;
+            src_row += row_len;
+            dst_row += stride;
         }
     }
 }
