@@ -333,6 +333,12 @@ pub fn shared_copy_async<T: Word>(
 }
 
 #[inline(always)]
+pub fn no_unroll() {
+    // SAFETY: a directive to the assembler; no instruction, no memory, no register.
+    unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
+}
+
+#[inline(always)]
 pub fn async_wait_all() {
     // SAFETY: waits for the calling thread's own copies; reads and writes nothing else (not
     // `nomem`: the copies' writes become visible here, so no shared access may move above it).

@@ -159,6 +159,14 @@ pub fn async_wait_all() {
     backend::async_wait_all()
 }
 
+/// Asks the PTX assembler not to unroll the innermost loop whose body this call opens
+/// (`.pragma "nounroll"` in the loop's header): for loops whose unrolled copies cost more in code
+/// size (a kernel's instruction cache) than they save in branches. Nothing on the emulator.
+#[inline(always)]
+pub fn no_unroll() {
+    backend::no_unroll()
+}
+
 /// A 32-bit value a warp shuffle can move.
 pub trait ShuffleValue: Copy {
     /// The value's bits.

@@ -133,7 +133,7 @@ impl Block {
     /// past them; [`stage_async`]).
     #[inline(always)]
     fn stage<const WIDE: bool>(&self, dst: Chunk, src: GSlice<f32>, (f0, valid): (usize, usize)) {
-        stage_async::<WIDE>(
+        stage_async::<WIDE, true>(
             (dst.f1, dst.f4),
             self.rows,
             src,

@@ -139,7 +139,7 @@ fn gat_tile_cols_backward<const WIDE: bool, const QUADS: usize>(p: &GatTileColsP
     let er = shared.slice::<f32>(at + 16 * source_cap, TILE_ROWS);
     let nodes = (tile.c0, tile.sources);
     let layout = (tile.sources, 4 * quads, 4 * quads);
-    stage_rows_async::<WIDE>(staged, layout, p.d_out, nodes, (heads * feat, tile.head * feat, feat));
+    stage_rows_async::<WIDE, false>(staged, layout, p.d_out, nodes, (heads * feat, tile.head * feat, feat));
     let t = simt::thread_idx().x as usize;
     let threads = TILE_THREADS as usize;
     let mut i = t;

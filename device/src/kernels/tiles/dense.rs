@@ -206,11 +206,11 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         let f0 = (step % chunks) * SCORE_CHUNK;
         let at = (row_len, h * feat + f0, (feat - f0).min(SCORE_CHUNK));
         if step < chunks {
-            stage_async::<WIDE>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
-            stage_async::<WIDE>(k_staged, covered, p.k, (c0, sources), at);
+            stage_async::<WIDE, false>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
+            stage_async::<WIDE, false>(k_staged, covered, p.k, (c0, sources), at);
         } else {
             let (vs, _, vs4) = values(step);
-            stage_async::<WIDE>((vs, vs4), covered, p.v, (c0, sources), at);
+            stage_async::<WIDE, false>((vs, vs4), covered, p.v, (c0, sources), at);
         }
     };
     // Chunk `step` landed and shown to the block; the next one started (into the other buffer, or

@@ -284,8 +284,8 @@ impl Tile {
             let valid = (feat - f0).min(SCORE_CHUNK);
             let col = self.head * feat + f0;
             let at = (row_len, col, valid);
-            stage_async::<WIDE>((qs, qs4), self.rows, rows.0, (self.r0, self.rows), at);
-            stage_async::<WIDE>((ks, ks4), self.sources, sources, (self.c0, self.sources), at);
+            stage_async::<WIDE, false>((qs, qs4), self.rows, rows.0, (self.r0, self.rows), at);
+            stage_async::<WIDE, false>((ks, ks4), self.sources, sources, (self.c0, self.sources), at);
             if !a.is_empty() && t < SCORE_CHUNK {
                 as1.store(t, if t < valid { a.load(col + t) * math::LOG2_E } else { 0.0 });
             }
@@ -441,7 +441,7 @@ impl Tile {
             }
             let valid = (feat - g0).min(VALUE_CHUNK);
             let col = self.head * feat + g0;
-            stage_async::<WIDE>((vs, vs4), self.sources, values, (self.c0, self.sources), (row_len, col, valid));
+            stage_async::<WIDE, false>((vs, vs4), self.sources, values, (self.c0, self.sources), (row_len, col, valid));
             simt::async_wait_all();
             simt::sync_threads();
             let mut row = group;

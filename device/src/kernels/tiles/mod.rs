@@ -55,16 +55,16 @@ const IN_FLIGHT: usize = 4;
 /// Starts copying ([`SharedSlice::copy_async`]) features `[col, col + valid)` of the `count`
 /// nodes from `first` on (rows of `row_len` floats in `src`) into the first `rows` rows of `dst`
 /// ([`STRIDE`] floats apart), zeros past `count` rows and past `valid` features: a chunk of
-/// [`SCORE_CHUNK`] features ([`stage_rows_async`]).
+/// [`SCORE_CHUNK`] features ([`stage_rows_async`], `ROLLED` as there).
 #[inline(always)]
-fn stage_async<const WIDE: bool>(
+fn stage_async<const WIDE: bool, const ROLLED: bool>(
     dst: (SharedSlice<f32>, SharedSlice<F4>),
     rows: usize,
     src: GSlice<f32>,
     nodes: (usize, usize),
     at: (usize, usize, usize),
 ) {
-    stage_rows_async::<WIDE>(dst, (rows, SCORE_CHUNK, STRIDE), src, nodes, at)
+    stage_rows_async::<WIDE, ROLLED>(dst, (rows, SCORE_CHUNK, STRIDE), src, nodes, at)
 }
 
 /// Starts copying ([`SharedSlice::copy_async`]) features `[col, col + valid)` of the `count`
@@ -74,9 +74,11 @@ fn stage_async<const WIDE: bool>(
 /// land at the thread's [`simt::async_wait_all`]; then [`scale_staged`] may scale the thread's own
 /// words, and a barrier shows them to the block. With `WIDE` (`row_len`, `col`, `valid`, `width`
 /// and `stride` multiples of 4) each copy moves 16 bytes, a warp's 128 contiguous bytes of rows;
-/// else 4.
+/// else 4. `ROLLED` keeps the loop from being unrolled ([`simt::no_unroll`]): for kernels whose
+/// size already strains the instruction cache (the closed blocks' backward: 2 % slower unrolled,
+/// an H100), where the others gain from the unrolled copies in flight together.
 #[inline(always)]
-fn stage_rows_async<const WIDE: bool>(
+fn stage_rows_async<const WIDE: bool, const ROLLED: bool>(
     (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
     (rows, width, stride): (usize, usize, usize),
     src: GSlice<f32>,
@@ -102,6 +104,9 @@ fn stage_rows_async<const WIDE: bool>(
     let mut src_row = (first + r as usize) * row_len + col / unit;
     let mut dst_row = r as usize * stride;
     while r < rows {
+        if ROLLED {
+            simt::no_unroll();
+        }
         let ok = r < count && w < valid;
         let (to, from) = (dst_row + w as usize, src_row + w as usize);
         if WIDE {
