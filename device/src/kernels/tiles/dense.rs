@@ -51,6 +51,9 @@ use crate::simt::{self, F2, F4, SharedSlice, math};
 pub const SIDE: usize = 16;
 /// Rows per thread.
 const ROWS_PER: usize = TILE_ROWS / SIDE;
+/// Quads of features of a value chunk: the aggregation's threads take one each, for 16 rows
+/// apart by 16, over half the tile's sources.
+const AGG_QUADS: usize = VALUE_CHUNK / 4;
 /// Sources per thread, in two unrolled halves.
 const HALF: usize = TILE_SOURCES / SIDE / 2;
 /// Bytes of dynamic shared memory a block may take for two blocks to fit one H100 or H200
@@ -62,6 +65,7 @@ pub const DOUBLE_SOURCES: usize = 176;
 const _: () = assert!(
     TILE_SOURCES == 2 * HALF * SIDE
         && TILE_THREADS as usize == SIDE * SIDE
+        && TILE_THREADS as usize == 2 * SIDE * AGG_QUADS
         && Layout::new(DOUBLE_SOURCES as u32).buffers == 2
         && Layout::new(DOUBLE_SOURCES as u32 + 1).buffers == 1
         && Layout::new(TILE_SOURCES as u32).bytes() <= 227 * 1024
@@ -303,41 +307,79 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         l[i] = sum_over(l[i], SIDE as u32);
     });
     let inv: [f32; ROWS_PER] = core::array::from_fn(|i| if l[i] > 0.0 { math::rcp(l[i]) } else { 0.0 });
+    // Each row's 1/l for the aggregation's threads, in the last float of its row's padding.
+    let inv_at = |row: usize| row * p_stride + p_stride - 1;
+    if tx == 0 {
+        unroll!(ROWS_PER, |i| {
+            weights.store(inv_at(ty + SIDE * i), inv[i]);
+        });
+    }
 
-    // 3. Aggregation, chunk by chunk of features.
+    // 3. Aggregation, chunk by chunk of features: thread `(part, ag, fq)` sums rows `ag + 16·i`
+    // (`i < 4`), features `4·fq…4·fq + 3` of the chunk, over the `part`th half of the tile's
+    // quads of sources; the second half's sums meet the first's in the buffer's free query region.
+    let (fq, ag, part) = (t % AGG_QUADS, t / AGG_QUADS % SIDE, t / (AGG_QUADS * SIDE));
+    let quads = sources.div_ceil(4);
+    let half = quads.div_ceil(2);
+    let (j_from, j_to) = if part == 0 { (0, half) } else { (half, quads) };
     while step < 2 * chunks {
         arrive(step);
         let g0 = (step - chunks) * VALUE_CHUNK;
         let valid = (feat - g0).min(VALUE_CHUNK);
-        let vs2 = values(step).1;
-        let mut acc = [F2::default(); ROWS_PER];
-        let mut j4 = 0;
-        while j4 < sources.div_ceil(4) {
+        let vs4 = values(step).2;
+        let mut acc = [F4::default(); ROWS_PER];
+        // The sources' quad `j4` added to `acc`, in source order.
+        let quad = |acc: &mut [F4; ROWS_PER], j4: usize| {
             let mut w = [F4::default(); ROWS_PER];
             unroll!(ROWS_PER, |i| {
-                w[i] = weights4.load((ty + SIDE * i) * (p_stride / 4) + j4);
+                w[i] = weights4.load((ag + SIDE * i) * (p_stride / 4) + j4);
             });
             unroll!(4, |c| {
-                let value = vs2.load((4 * j4 + c) * (STRIDE / 2) + tx);
+                let value = vs4.load((4 * j4 + c) * (STRIDE / 4) + fq);
                 unroll!(ROWS_PER, |i| {
-                    unroll!(2, |k| {
+                    unroll!(4, |k| {
                         acc[i].0[k] = math::fma(value.0[k], w[i].0[c], acc[i].0[k]);
                     });
                 });
             });
-            j4 += 1;
+        };
+        let mut j4 = j_from;
+        while j4 + 2 <= j_to {
+            quad(&mut acc, j4);
+            quad(&mut acc, j4 + 1);
+            j4 += 2;
         }
-        unroll!(ROWS_PER, |i| {
-            let row = ty + SIDE * i;
-            if row < rows {
-                let base = (r0 + row) * row_len + h * feat + g0 + 2 * tx;
-                unroll!(2, |k| {
-                    if 2 * tx + k < valid {
-                        p.out.store(base + k, acc[i].0[k] * inv[i]);
+        if j4 < j_to {
+            quad(&mut acc, j4);
+        }
+        // The second half's sums, in the free region after the staged values.
+        let partial = shared.slice::<F4>(layout.buffer_at(step) + layout.sources * STRIDE * 4, TILE_ROWS * STRIDE / 4);
+        let at = |i: usize| (ag + SIDE * i) * (STRIDE / 4) + fq;
+        if part == 1 {
+            unroll!(ROWS_PER, |i| {
+                partial.store(at(i), acc[i]);
+            });
+        }
+        simt::sync_threads();
+        if part == 0 {
+            unroll!(ROWS_PER, |i| {
+                let row = ag + SIDE * i;
+                if row < rows {
+                    let (other, inv) = (partial.load(at(i)), weights.load(inv_at(row)));
+                    let o = F4(core::array::from_fn(|k| (acc[i].0[k] + other.0[k]) * inv));
+                    let base = (r0 + row) * row_len + h * feat + g0 + 4 * fq;
+                    if WIDE && 4 * fq < valid {
+                        p.out.cast::<F4>().store(base / 4, o);
+                    } else if !WIDE {
+                        unroll!(4, |k| {
+                            if 4 * fq + k < valid {
+                                p.out.store(base + k, o.0[k]);
+                            }
+                        });
                     }
-                });
-            }
-        });
+                }
+            });
+        }
         done(step);
         step += 1;
     }
