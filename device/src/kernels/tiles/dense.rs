@@ -258,21 +258,24 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     }
 
     // 2. Softmax over each row's pairs with edges (in the groups of 16 sources in use); the
-    // weights replace the counts.
+    // weights replace the counts. Each loop runs group by group, one test of the group a time
+    // (the same for the whole block), so no test is kept per pair.
     let pair = |i: usize, group: usize| (ty + SIDE * i) * p_stride + tx + SIDE * group;
-    let in_use = |group: usize| group * SIDE < sources;
+    let groups = sources.div_ceil(SIDE);
     let mut m = [f32::NEG_INFINITY; ROWS_PER];
-    unroll!(ROWS_PER, |i| {
-        unroll!(2, |half| {
-            unroll!(HALF, |j| {
-                if in_use(half * HALF + j) {
+    unroll!(2, |half| {
+        unroll!(HALF, |j| {
+            if half * HALF + j < groups {
+                unroll!(ROWS_PER, |i| {
                     if counts.load(pair(i, half * HALF + j)) == 0 {
                         s[i][half][j] = f32::NEG_INFINITY;
                     }
                     m[i] = m[i].max(s[i][half][j]);
-                }
-            });
+                });
+            }
         });
+    });
+    unroll!(ROWS_PER, |i| {
         m[i] = max_over(m[i], SIDE as u32);
     });
     // Each row's first source of the maximum score, scored again for the backward (none for an
@@ -280,30 +283,36 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     let width = p.score_width as usize;
     let mut first = [u32::MAX; ROWS_PER];
     if width != 0 {
-        unroll!(ROWS_PER, |i| {
-            unroll!(2, |half| {
-                unroll!(HALF, |j| {
+        unroll!(2, |half| {
+            unroll!(HALF, |j| {
+                if half * HALF + j < groups {
                     let source = (tx + SIDE * (half * HALF + j)) as u32;
-                    if in_use(half * HALF + j) && m[i] != f32::NEG_INFINITY && s[i][half][j] == m[i] {
-                        first[i] = first[i].min(source);
-                    }
-                });
+                    unroll!(ROWS_PER, |i| {
+                        if m[i] != f32::NEG_INFINITY && s[i][half][j] == m[i] {
+                            first[i] = first[i].min(source);
+                        }
+                    });
+                }
             });
+        });
+        unroll!(ROWS_PER, |i| {
             first[i] = min_over(first[i], SIDE as u32);
         });
     }
     let mut l = [0.0f32; ROWS_PER];
-    unroll!(ROWS_PER, |i| {
-        unroll!(2, |half| {
-            unroll!(HALF, |j| {
-                if in_use(half * HALF + j) {
+    unroll!(2, |half| {
+        unroll!(HALF, |j| {
+            if half * HALF + j < groups {
+                unroll!(ROWS_PER, |i| {
                     let at = pair(i, half * HALF + j);
                     let w = weight(s[i][half][j], m[i]) * counts.load(at) as f32;
                     weights.store(at, w);
                     l[i] += w;
-                }
-            });
+                });
+            }
         });
+    });
+    unroll!(ROWS_PER, |i| {
         l[i] = sum_over(l[i], SIDE as u32);
     });
     let inv: [f32; ROWS_PER] = core::array::from_fn(|i| if l[i] > 0.0 { math::rcp(l[i]) } else { 0.0 });
