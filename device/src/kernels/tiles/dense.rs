@@ -6,8 +6,9 @@
 //! Block `b` takes tile `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16 grid:
 //! thread `(ty, tx)` holds the scores of rows `ty + 16·i` (`i < 4`) and sources `tx + 16·j`
 //! (`j < 16`; the groups of 16 sources past the tile's are skipped: one copy of the score
-//! products per count of groups), and in the aggregation the outputs of the same rows for
-//! features `2·tx, 2·tx + 1` of each chunk of [`VALUE_CHUNK`].
+//! products per count of groups). In the aggregation thread `t` takes rows `t / 8 % 16 + 16·i`
+//! (`i < 4`), features `4·(t % 8)…4·(t % 8) + 3` of each chunk of [`VALUE_CHUNK`], and the first
+//! (`t < 128`) or second half of the tile's quads of sources: 16 multiply-adds per shared load.
 //! 0. Counts: each (row, source) pair's number of edges (duplicates count, a pair with none is
 //!    masked), from the tile's contiguous range of CSR edges (their rows from the COO row array)
 //!    by shared-memory integer atomics (exact, so order-free).
@@ -16,11 +17,14 @@
 //!    scaled in place once landed), each score a sequential multiply-add chain over the features
 //!    in order.
 //! 2. Softmax: the exact row maximum and sum (a row's 16 threads combine theirs by butterfly,
-//!    so all hold the same bits); the weights `n·2^(s − m)` go to shared memory over the counts.
+//!    so all hold the same bits); the weights `n·2^(s − m)` go to shared memory over the counts,
+//!    and each row's `1/l` to the last float of its row's padding. Its loops run group by group
+//!    of 16 sources, one test of the (block-wide) group count each.
 //! 3. Aggregation: `out = (Σ_j w_ij·v_j)·(1/l)` over chunks of [`VALUE_CHUNK`] features of the
-//!    staged values, each sum in source order; then `lse` and the backward's `(m, 1/l)`, as the
-//!    row passes write them ([`crate::kernels::attention::forward`]), so the backward is the
-//!    ordinary one.
+//!    staged values: each half of the sources summed in source order, the second half's sums
+//!    passed through the buffer's free query region and added to the first's; then `lse` and
+//!    the backward's `(m, 1/l)`, as the row passes write them
+//!    ([`crate::kernels::attention::forward`]), so the backward is the ordinary one.
 //!
 //! # Shared memory
 //! [`Layout`], sized by the launch's widest tile ([`crate::abi::TileList::source_cap`], rounded
@@ -44,7 +48,7 @@ use crate::abi::GtTilesParams;
 use crate::kernels::common::reduce::{max_over, min_over, sum_over};
 use crate::kernels::common::softmax::{log_sum_exp, weight};
 use crate::kernels::common::unroll::{by_count, unroll};
-use crate::simt::{self, F2, F4, SharedSlice, math};
+use crate::simt::{self, F4, SharedSlice, math};
 
 /// Threads along each side of the block's 16 × 16 grid: a thread's sources are groups of this
 /// many, and a block computes the scores of its tile's sources rounded up to a group.
@@ -203,7 +207,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
     // Chunk `step`'s staged value chunk (at its buffer's start).
     let values = |step: usize| {
         let (at, floats) = (layout.buffer_at(step), layout.sources * STRIDE);
-        (shared.slice::<f32>(at, floats), shared.slice::<F2>(at, floats / 2), shared.slice::<F4>(at, floats / 4))
+        (shared.slice::<f32>(at, floats), shared.slice::<F4>(at, floats / 4))
     };
     let issue = |step: usize| {
         let (q_staged, k_staged) = staged(step);
@@ -213,7 +217,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
             stage_async::<WIDE, false>(q_staged, TILE_ROWS, p.q, (r0, rows), at);
             stage_async::<WIDE, false>(k_staged, covered, p.k, (c0, sources), at);
         } else {
-            let (vs, _, vs4) = values(step);
+            let (vs, vs4) = values(step);
             stage_async::<WIDE, false>((vs, vs4), covered, p.v, (c0, sources), at);
         }
     };
@@ -335,7 +339,7 @@ fn gt_tiles_forward<const WIDE: bool>(p: &GtTilesParams) {
         arrive(step);
         let g0 = (step - chunks) * VALUE_CHUNK;
         let valid = (feat - g0).min(VALUE_CHUNK);
-        let vs4 = values(step).2;
+        let vs4 = values(step).1;
         let mut acc = [F4::default(); ROWS_PER];
         // The sources' quad `j4` added to `acc`, in source order.
         let quad = |acc: &mut [F4; ROWS_PER], j4: usize| {
