@@ -11,7 +11,7 @@
 //! # Grid mapping
 //! Block `b` takes closed block `b / H` and head `b % H`, [`TILE_THREADS`] threads as a 16 × 16
 //! grid; a block of `n` nodes computes `⌈n/16⌉` groups of 16 rows and of 16 sources in the pair
-//! products and `⌈n/128⌉` quads of nodes per thread in the gradients (one copy of each loop per
+//! products and `⌈n/32⌉` pairs of nodes per thread in the gradients (one copy of each loop per
 //! count, chosen per block, so no loop tests a group).
 //! 0. Counts: each pair's number of edges (duplicates count), from the block's contiguous range
 //!    of CSR edges by shared-memory integer atomics (exact, so order-free).
@@ -22,9 +22,8 @@
 //!    only after that forward, with its maxima not restated). Then each pair's weight
 //!    `α = n·2^(s − m)·(1/l)` from the forward's `(m, 1/l)`, over the counts.
 //! 2. Chunk by chunk of [`SCORE_CHUNK`] features of `dO` and `v`: `dP = dO·vᵀ` accumulated as the
-//!    scores are, and the chunk's `dv_u = Σ_i α_iu·dO_i`, thread `t` taking the nodes of quads
-//!    `t / 8 + 32·c` and features `4·(t % 8)…4·(t % 8) + 3` (16 multiply-adds per shared load
-//!    of each operand). Then `D_i = Σ_j α_ij·dP_ij`
+//!    scores are, and the chunk's `dv_u = Σ_i α_iu·dO_i`, thread `(ty, tx)` taking nodes
+//!    `32·c + 2·ty + k` (`k < 2`) and features `2·tx, 2·tx + 1`. Then `D_i = Σ_j α_ij·dP_ij`
 //!    (a row's 16 threads by butterfly) and `ds_ij = α_ij·(dP_ij − D_i)`, over the weights.
 //! 3. Chunk by chunk of features of `k` and `q`, with step 2's thread layout:
 //!    `dq_u = c·Σ_j ds_uj·k_j` and `dk_u = c·Σ_i ds_iu·q_i`.
@@ -47,7 +46,7 @@ use crate::abi::GtBlocksBwdParams;
 use crate::kernels::common::reduce::sum_over;
 use crate::kernels::common::softmax::weight;
 use crate::kernels::common::unroll::{by_count, unroll};
-use crate::simt::{self, F4, GSlice, SharedSlice, math};
+use crate::simt::{self, F2, F4, GSlice, SharedSlice, math};
 
 /// Nodes of a closed block at most.
 pub const BLOCK_NODES: usize = 160;
@@ -58,11 +57,6 @@ const SIDE: usize = 16;
 const PER: usize = BLOCK_NODES / SIDE;
 /// Floats per row of the matrix.
 const M_STRIDE: usize = BLOCK_NODES + 4;
-/// Quads of features of a chunk in the gradients: a thread takes one.
-const GRAD_FEATURE_QUADS: usize = SCORE_CHUNK / 4;
-/// Quads of nodes per thread in the gradients at most: the threads of a feature quad cover 32
-/// quads of nodes a pass.
-const GRAD_QUADS: usize = BLOCK_NODES.div_ceil(4 * (TILE_THREADS as usize / GRAD_FEATURE_QUADS));
 /// Bytes of the matrix.
 const M_BYTES: usize = BLOCK_NODES * M_STRIDE * 4;
 /// Bytes of one staged chunk.
@@ -105,10 +99,11 @@ macro_rules! per {
     }};
 }
 
-/// A staged chunk of `BLOCK_NODES` rows of [`STRIDE`] floats, as floats and quads.
+/// A staged chunk of `BLOCK_NODES` rows of [`STRIDE`] floats, as floats, pairs and quads.
 #[derive(Clone, Copy)]
 struct Chunk {
     f1: SharedSlice<f32>,
+    f2: SharedSlice<F2>,
     f4: SharedSlice<F4>,
 }
 
@@ -118,7 +113,7 @@ impl Chunk {
     fn at(shared: &simt::SharedMem, index: usize) -> Self {
         let at = M_BYTES + index * CHUNK_BYTES;
         let floats = BLOCK_NODES * STRIDE;
-        Self { f1: shared.slice(at, floats), f4: shared.slice(at, floats / 4) }
+        Self { f1: shared.slice(at, floats), f2: shared.slice(at, floats / 2), f4: shared.slice(at, floats / 4) }
     }
 }
 
@@ -179,31 +174,29 @@ fn pair_products<const G: usize>(acc: &mut [[f32; PER]; PER], (sa, sb): (Chunk, 
     }
 }
 
-/// Thread `t`'s quads of nodes in the gradients: quads `t / 8 + 32·c` (`c <` [`GRAD_QUADS`]),
-/// nodes `4·quad…4·quad + 3`, with features `4·(t % 8)…4·(t % 8) + 3` of a chunk. A quad past
-/// the matrix's rows reads its last (its sums are never stored).
+/// Thread `ty`'s `i`-th node in the gradients: the pairs `32·c + 2·ty + k` (`i = 2·c + k`), so
+/// that `P` pairs per thread cover the block's nodes rounded up to 32.
 #[inline(always)]
-fn grad_quad(c: usize, t: usize) -> usize {
-    (t / GRAD_FEATURE_QUADS + (TILE_THREADS as usize / GRAD_FEATURE_QUADS) * c).min(M_STRIDE / 4 - 1)
+fn grad_node(i: usize, ty: usize) -> usize {
+    2 * SIDE * (i / 2) + 2 * ty + i % 2
 }
 
-/// Thread `t`'s sums `Σ_r m_ru·x_r` over the block's `n` nodes `r`, for its `C` quads of nodes
-/// `u` ([`grad_quad`]) and its quad of features of the staged chunk `x`: a column of the matrix
-/// `m` against the chunk, in node order. Per node, one load of `m` and one of `x` for 16
-/// multiply-adds a quad.
+/// Thread `(ty, tx)`'s sums `Σ_r m_ru·x_r` over the block's `n` nodes `r`, for its nodes
+/// `u = grad_node(i, ty)` (`i < 2·P`) and the features `2·tx, 2·tx + 1` of the staged chunk `x`:
+/// a column of the matrix `m` against the chunk, in node order.
 #[inline(always)]
-fn column_sums<const C: usize>(m: SharedSlice<F4>, x: Chunk, n: usize, t: usize) -> [[F4; 4]; GRAD_QUADS] {
-    let fq = t % GRAD_FEATURE_QUADS;
-    let mut acc = [[F4::default(); 4]; GRAD_QUADS];
+fn column_sums<const P: usize>(m: SharedSlice<F2>, x: Chunk, n: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+    let mut acc = [F2::default(); PER];
     let mut r = 0;
     while r < n {
-        let xv = x.f4.load(r * (STRIDE / 4) + fq);
-        unroll!(GRAD_QUADS, |c| {
-            if c < C {
-                let w = m.load(r * (M_STRIDE / 4) + grad_quad(c, t));
-                unroll!(4, |k| {
-                    unroll!(4, |f| {
-                        acc[c][k].0[f] = math::fma(w.0[k], xv.0[f], acc[c][k].0[f]);
+        let xv = x.f2.load(r * (STRIDE / 2) + tx);
+        let at = r * (M_STRIDE / 2) + ty;
+        unroll!(PER / 2, |c| {
+            if c < P {
+                let w = m.load(at + SIDE * c);
+                unroll!(2, |k| {
+                    unroll!(2, |f| {
+                        acc[2 * c + k].0[f] = math::fma(w.0[k], xv.0[f], acc[2 * c + k].0[f]);
                     });
                 });
             }
@@ -213,26 +206,22 @@ fn column_sums<const C: usize>(m: SharedSlice<F4>, x: Chunk, n: usize, t: usize)
     acc
 }
 
-/// Thread `t`'s sums `Σ_j m_uj·x_j` over the block's nodes `j` (in quads up to `quads`), for its
-/// `C` quads of nodes `u` ([`grad_quad`]) and its quad of features of the staged chunk `x`: a row
-/// of the matrix `m` against the chunk, in node order. Per 4 nodes, 4 loads of `x` and 4 of `m`
-/// for 64 multiply-adds a quad.
+/// Thread `(ty, tx)`'s sums `Σ_j m_uj·x_j` over the block's nodes `j` (in quads up to `quads`),
+/// for its nodes `u = grad_node(i, ty)` (`i < 2·P`) and the features `2·tx, 2·tx + 1` of the
+/// staged chunk `x`: a row of the matrix `m` against the chunk, in node order. A quad of the row
+/// a load: per 4 nodes, 4 loads of `x` and `2·P` of `m` for `16·P` multiply-adds.
 #[inline(always)]
-fn row_sums<const C: usize>(m: SharedSlice<F4>, x: Chunk, quads: usize, t: usize) -> [[F4; 4]; GRAD_QUADS] {
-    let fq = t % GRAD_FEATURE_QUADS;
-    let mut acc = [[F4::default(); 4]; GRAD_QUADS];
+fn row_sums<const P: usize>(m: SharedSlice<F4>, x: Chunk, quads: usize, (ty, tx): (usize, usize)) -> [F2; PER] {
+    let mut acc = [F2::default(); PER];
     let mut j4 = 0;
     while j4 < quads {
-        let xv: [F4; 4] = core::array::from_fn(|c| x.f4.load((4 * j4 + c) * (STRIDE / 4) + fq));
-        unroll!(GRAD_QUADS, |c| {
-            if c < C {
-                unroll!(4, |k| {
-                    let u = (4 * grad_quad(c, t) + k).min(BLOCK_NODES - 1);
-                    let w = m.load(u * (M_STRIDE / 4) + j4);
-                    unroll!(4, |jj| {
-                        unroll!(4, |f| {
-                            acc[c][k].0[f] = math::fma(w.0[jj], xv[jj].0[f], acc[c][k].0[f]);
-                        });
+        let xv: [F2; 4] = core::array::from_fn(|c| x.f2.load((4 * j4 + c) * (STRIDE / 2) + tx));
+        per!(|i| {
+            if i < 2 * P {
+                let w = m.load(grad_node(i, ty) * (M_STRIDE / 4) + j4);
+                unroll!(4, |c| {
+                    unroll!(2, |f| {
+                        acc[i].0[f] = math::fma(w.0[c], xv[c].0[f], acc[i].0[f]);
                     });
                 });
             }
@@ -257,14 +246,14 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     let (tx, ty) = (t % SIDE, t / SIDE);
     let first = p.blocks.first.load(block) as usize;
     let n = p.blocks.first.load(block + 1) as usize - first;
-    // Groups of 16 nodes in the pair products, quads of nodes per thread in the gradients.
-    let groups = n.div_ceil(SIDE);
-    let grad_quads = n.div_ceil(4 * (TILE_THREADS as usize / GRAD_FEATURE_QUADS));
+    // Groups of 16 nodes in the pair products, pairs of nodes per thread in the gradients.
+    let (groups, pairs) = (n.div_ceil(SIDE), n.div_ceil(2 * SIDE));
     let feat = p.feat as usize;
     let nodes = Block { first, n, rows: groups * SIDE, row_len: heads * feat, col: h * feat };
     let shared = simt::dynamic_shared();
     let counts = shared.slice::<u32>(0, BLOCK_NODES * M_STRIDE);
     let matrix = shared.slice::<f32>(0, BLOCK_NODES * M_STRIDE);
+    let matrix2 = shared.slice::<F2>(0, BLOCK_NODES * M_STRIDE / 2);
     let matrix4 = shared.slice::<F4>(0, BLOCK_NODES * M_STRIDE / 4);
     // Step `step`'s chunks: the scores' (`q`, `k`), then `dP`'s (`dO`, `v`), then the
     // gradients' (`k`, `q`), each over every chunk of features, in buffers taken in turn.
@@ -300,29 +289,19 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
         }
     };
     let pair = |i: usize, j: usize| (ty + SIDE * i) * M_STRIDE + tx + SIDE * j;
-    // Thread `t`'s results for the nodes of its quads ([`grad_quad`]), its quad of features of
-    // the chunk from `f0`.
-    let fq = t % GRAD_FEATURE_QUADS;
-    let store = |out: simt::GSliceMut<f32>, (f0, valid): (usize, usize), sums: [[F4; 4]; GRAD_QUADS], factor: f32| {
-        unroll!(GRAD_QUADS, |c| {
-            unroll!(4, |k| {
-                let node = 4 * (t / GRAD_FEATURE_QUADS + (TILE_THREADS as usize / GRAD_FEATURE_QUADS) * c) + k;
-                if node < n {
-                    let base = (first + node) * nodes.row_len + nodes.col + f0 + 4 * fq;
-                    let v = F4(sums[c][k].0.map(|x| x * factor));
-                    if WIDE {
-                        if 4 * fq < valid {
-                            out.cast::<F4>().store(base / 4, v);
-                        }
-                    } else {
-                        unroll!(4, |f| {
-                            if 4 * fq + f < valid {
-                                out.store(base + f, v.0[f]);
-                            }
-                        });
+    // Thread `(ty, tx)`'s result for node `grad_node(i, ty)`, features `2·tx + f` of the chunk
+    // from `f0`.
+    let store = |out: simt::GSliceMut<f32>, (f0, valid): (usize, usize), sums: [F2; PER], factor: f32| {
+        per!(|i| {
+            let node = grad_node(i, ty);
+            if node < n {
+                let base = (first + node) * nodes.row_len + nodes.col + f0 + 2 * tx;
+                unroll!(2, |f| {
+                    if 2 * tx + f < valid {
+                        out.store(base + f, sums[i].0[f] * factor);
                     }
-                }
-            });
+                });
+            }
         });
     };
 
@@ -368,7 +347,7 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
         arrive(step);
         let (sa, sb) = buffer(step);
         by_count!(groups, [1 2 3 4 5 6 7 8 9], 10, pair_products, (&mut acc, (sa, sb), (ty, tx)));
-        let sums = by_count!(grad_quads, [1], 2, column_sums, (matrix4, sa, n, t));
+        let sums = by_count!(pairs, [1 2 3 4], 5, column_sums, (matrix2, sa, n, (ty, tx)));
         store(p.dv, features(step), sums, 1.0);
         step += 1;
     }
@@ -397,9 +376,9 @@ fn gt_blocks_backward<const WIDE: bool>(p: &GtBlocksBwdParams) {
     while step < steps {
         arrive(step);
         let (sa, sb) = buffer(step);
-        let sums = by_count!(grad_quads, [1], 2, row_sums, (matrix4, sa, quads, t));
+        let sums = by_count!(pairs, [1 2 3 4], 5, row_sums, (matrix4, sa, quads, (ty, tx)));
         store(p.dq, features(step), sums, grad_scale);
-        let sums = by_count!(grad_quads, [1], 2, column_sums, (matrix4, sb, n, t));
+        let sums = by_count!(pairs, [1 2 3 4], 5, column_sums, (matrix2, sb, n, (ty, tx)));
         store(p.dk, features(step), sums, grad_scale);
         step += 1;
     }
