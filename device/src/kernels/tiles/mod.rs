@@ -74,9 +74,10 @@ fn stage_async<const WIDE: bool, const ROLLED: bool>(
 /// land at the thread's [`simt::async_wait_all`]; then [`scale_staged`] may scale the thread's own
 /// words, and a barrier shows them to the block. With `WIDE` (`row_len`, `col`, `valid`, `width`
 /// and `stride` multiples of 4) each copy moves 16 bytes, a warp's 128 contiguous bytes of rows;
-/// else 4. `ROLLED` keeps the loop from being unrolled ([`simt::no_unroll`]): for kernels whose
-/// size already strains the instruction cache (the closed blocks' backward: 2 % slower unrolled,
-/// an H100), where the others gain from the unrolled copies in flight together.
+/// else 4. `ROLLED` keeps the loop from being unrolled ([`simt::no_unroll`]): the closed blocks'
+/// backward (255 registers, about 16 k instructions) was 2 % slower with it unrolled on an H100
+/// (the cause not profiled; its code size is the suspect), while the tile forwards gain from the
+/// unrolled copies.
 #[inline(always)]
 fn stage_rows_async<const WIDE: bool, const ROLLED: bool>(
     (dst, dst4): (SharedSlice<f32>, SharedSlice<F4>),
