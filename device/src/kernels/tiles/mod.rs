@@ -101,6 +101,8 @@ fn stage_rows_async<const WIDE: bool, const ROLLED: bool>(
     let t = simt::thread_idx().x;
     let (mut r, mut w) = (t / words, t % words);
     let (rows, count, valid) = (rows as u32, count as u32, (valid / unit) as u32 + (valid % unit != 0) as u32);
+    // The source as 16-byte words, cast (and its alignment checked) once.
+    let src4 = if WIDE { Some(src.cast::<F4>()) } else { None };
     // The source word of row `r`'s first word, and the destination's.
     let mut src_row = (first + r as usize) * row_len + col / unit;
     let mut dst_row = r as usize * stride;
@@ -110,10 +112,9 @@ fn stage_rows_async<const WIDE: bool, const ROLLED: bool>(
         }
         let ok = r < count && w < valid;
         let (to, from) = (dst_row + w as usize, src_row + w as usize);
-        if WIDE {
-            dst4.copy_async(to, src.cast::<F4>(), from, ok);
-        } else {
-            dst.copy_async(to, src, from, ok);
+        match src4 {
+            Some(src4) => dst4.copy_async(to, src4, from, ok),
+            None => dst.copy_async(to, src, from, ok),
         }
         r += dr;
         src_row += dr as usize * row_len;

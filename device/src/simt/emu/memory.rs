@@ -199,9 +199,6 @@ pub(crate) fn shared_copy_async<T: Word>(
     with_block(|b| b.threads[b.current].copies.push(PendingCopy { offset, data, bytes }));
 }
 
-/// A directive to the PTX assembler only (`simt::no_unroll`): nothing to do here.
-pub(crate) fn no_unroll() {}
-
 /// Lands every asynchronous copy the running thread started ([`shared_copy_async`]).
 pub(crate) fn async_wait_all() {
     let copies = with_block(|b| core::mem::take(&mut b.threads[b.current].copies));

@@ -48,8 +48,8 @@ pub use error::{EmuError, EmuErrorKind};
 pub(crate) use memory::fence_device;
 pub(crate) use memory::{
     async_wait_all, check_alignment, check_shared_region, dynamic_shared, global_atomic_add_f32, global_atomic_add_u32,
-    global_atomic_max_u32, global_slice_load, global_slice_load_coherent, global_slice_store, no_unroll,
-    shared_atomic_add_f32, shared_atomic_add_u32, shared_copy_async, shared_slice_load, shared_slice_store,
+    global_atomic_max_u32, global_slice_load, global_slice_load_coherent, global_slice_store, shared_atomic_add_f32,
+    shared_atomic_add_u32, shared_copy_async, shared_slice_load, shared_slice_store,
 };
 pub(crate) use warp::{reduce_add_u32, reduce_max_u32, reduce_min_u32, shuffle, sync_warp, vote_ballot};
 
@@ -58,6 +58,9 @@ use super::{Dim3, KernelRef};
 
 /// Largest block the GPU runs.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// A directive to the PTX assembler only (`simt::no_unroll`): nothing to do here.
+pub(crate) fn no_unroll() {}
 /// Largest dynamic shared memory per block on the H200 (227 KiB, after the opt-in).
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 /// Largest grid: x below 2^31, y and z below 2^16.
