@@ -9,7 +9,7 @@
 # `scripts/gpu-tests.sh build .gpu/build/gpu-tests`; in `.gpu/build`, `tar -cf - gpu-tests B1 |
 # xz -6 -T2 > ../callb.tar.xz`. N from `.gpu/callr.tar.xz` (call 1's header). B2 (`.gpu/callb2.tar.xz`,
 # packed the same way): B1 with the blocks' staging loop unrolled (`stage_async::<WIDE, false>`),
-# in the A/B only.
+# in the A/B only. B1's code is branch `blocks512`.
 # Carry: .gpu/callb.tar.xz, .gpu/callb2.tar.xz, .gpu/callr.tar.xz, .gpu/planetoid.
 start=$(date +%s)
 . scripts/gpu-env.sh
