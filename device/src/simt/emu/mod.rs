@@ -58,13 +58,13 @@ use super::{Dim3, KernelRef};
 
 /// Largest block the GPU runs.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
-
-/// A directive to the PTX assembler only (`simt::no_unroll`): nothing to do here.
-pub(crate) fn no_unroll() {}
 /// Largest dynamic shared memory per block on the H200 (227 KiB, after the opt-in).
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 /// Largest grid: x below 2^31, y and z below 2^16.
 pub const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, u16::MAX as u32, u16::MAX as u32);
+
+/// A directive to the PTX assembler only (`simt::no_unroll`): nothing to do here.
+pub(crate) fn no_unroll() {}
 
 /// Counts from one emulated launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
