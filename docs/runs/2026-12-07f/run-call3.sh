@@ -21,16 +21,16 @@ agnn batch-1024x120-d50 4 64
 gt batch-1024x120-d50 4 64
 agnn mol-16384 1 128
 CASES
-scripts/ab.sh -b $(( 200 - ($(date +%s) - start) )) 'N=/tmp/t/N' 'M=/tmp/t/M/dfgnn' < /tmp/o/cases > $OUT/ab1.txt
+scripts/ab.sh -b $(( 150 - ($(date +%s) - start) )) 'N=/tmp/t/N' 'M=/tmp/t/M/dfgnn' < /tmp/o/cases > $OUT/ab1.txt
 echo "== round 1 done at $(($(date +%s) - start)) s"
-scripts/ab.sh -b $(( 290 - ($(date +%s) - start) )) 'M=/tmp/t/M/dfgnn' 'N=/tmp/t/N' < /tmp/o/cases > $OUT/ab2.txt
+scripts/ab.sh -b $(( 215 - ($(date +%s) - start) )) 'M=/tmp/t/M/dfgnn' 'N=/tmp/t/N' < /tmp/o/cases > $OUT/ab2.txt
 echo "== round 2 done at $(($(date +%s) - start)) s"
 # Then, while time is left, ncu of GATv2's forward (`gatv2_fwd_w4_s1`) on er-1M-d16 1×128, where
 # turbo-gnn's forward was faster in call 1, and of GT's (`gt_fwd_w4_s1`) on the same graph, on N.
 mkdir -p /tmp/o/ncu
 for mk in "gatv2 gatv2_fwd_w4_s1" "gt gt_fwd_w4_s1"; do
   set -- $mk
-  left=$(( 480 - ($(date +%s) - start) ))
+  left=$(( 295 - ($(date +%s) - start) ))
   ((left > 60)) || break
   timeout $left ncu --clock-control none --import-source no --kernel-name $2 -c 1 --set full \
     --section SourceCounters \
@@ -39,6 +39,7 @@ for mk in "gatv2 gatv2_fwd_w4_s1" "gt gt_fwd_w4_s1"; do
     --warmup 0 --repeats 1 --input-sets 1 > /tmp/o/ncu/ncu-$2.log 2>&1
   ncu -i /tmp/o/$2.ncu-rep --print-details all > /tmp/o/ncu/ncu-$2.txt 2>&1
   ncu -i /tmp/o/$2.ncu-rep --page source --csv --print-source sass | gzip > /tmp/o/ncu/sass-$2.csv.gz
+  tar -C /tmp/o -cJf $OUT/ncu.tar.xz ncu
   echo "ncu of $2 done at $(($(date +%s) - start)) s"
 done
 tar -C /tmp/o -cJf $OUT/ncu.tar.xz ncu
