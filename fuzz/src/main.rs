@@ -3,6 +3,7 @@
 //! ```text
 //! fuzz-graphs <target|all> [--seconds S] [--seed N] [--corpus DIR] [--artifacts DIR] [--execs N]
 //! fuzz-graphs replay <target> <file>...
+//! fuzz-graphs list
 //! ```
 //!
 //! Each target starts from its seed corpus (`fuzz/corpus/<target>/`, the files as they are),
@@ -220,7 +221,7 @@ fn usage() -> ! {
     let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
     eprintln!(
         "usage: fuzz-graphs <target|all> [--seconds S] [--seed N] [--corpus DIR] [--artifacts DIR] [--execs N]\n       \
-         fuzz-graphs replay <target> <file>...\ntargets: {}",
+         fuzz-graphs replay <target> <file>...\n       fuzz-graphs list\ntargets: {}",
         names.join(", ")
     );
     std::process::exit(2);
@@ -235,6 +236,12 @@ fn main() {
     let Some(first) = args.first() else { usage() };
     // Panics are reported with their input; the default hook's message would repeat them.
     panic::set_hook(Box::new(|_| {}));
+    if first == "list" {
+        for target in TARGETS {
+            println!("{}", target.name);
+        }
+        return;
+    }
     if first == "replay" {
         let target = find(args.get(1).map_or("", String::as_str));
         let mut failed = false;
