@@ -12,6 +12,8 @@
 # preinstalled in python3, no network): use the wheel already in target/python-wheels (and
 # pytest from target/python-wheels/deps if python3 lacks it), installed into a temporary folder.
 # DFGNN_REQUIRE_CUDA=1: the CUDA tests fail, rather than skip, without a GPU (the GPU machine).
+# pytest-xdist is in the environment (not on the GPU machine): `-n 2 --dist loadfile` runs the
+# test files on two workers, as CI does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +35,8 @@ else
   python=$venv/bin/python
   "$python" -m pip install --quiet --disable-pip-version-check uv
   "$venv/bin/uv" pip install --quiet --python "$python" \
-    "torch==2.11.*" "torch-geometric==2.8.0.post1" "pytest>=8" "maturin==1.16.*" "ziglang==0.13.*"
+    "torch==2.11.*" "torch-geometric==2.8.0.post1" "pytest>=8" "pytest-xdist>=3" "maturin==1.16.*" \
+    "ziglang==0.13.*"
   rm -rf "$wheels"
   # zig links against glibc 2.28, so the wheel's manylinux_2_28 tag is honest (maturin finds zig
   # through the environment's python, hence the PATH).
