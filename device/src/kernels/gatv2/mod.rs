@@ -34,7 +34,7 @@ pub type GatV2Variant = Variant<GatV2FwdParams, GatV2GroupParams, GatV2BwdRowsPa
 fn forward_body<V: Vector, const SLOTS: usize, const STEP: usize, const DROPOUT: bool, const PACKED: bool>(
     p: &GatV2FwdParams,
 ) {
-    let score = GatV2Score::<V, SLOTS>::new(p.slope, p.a);
+    let score = GatV2Score::<V, SLOTS>::holding(p.slope, p.a);
     forward::forward::<V, SLOTS, STEP, DROPOUT, PACKED, _>(&p.edges, &score, p.xr, p.xl, p.xl, &p.dst)
 }
 

@@ -20,6 +20,11 @@ use crate::simt::{GSlice, GSliceMut, math};
 /// [`GatV2Score::a_at`] of an inactive slot.
 const INACTIVE: u32 = u32::MAX;
 
+/// The most slots whose vectors of `a` the forward's query holds in registers ([`Score::query`];
+/// [`GatV2Score::holding`]): read once per row and head pass instead of once per scored edge.
+/// Wider lanes, and the other passes, read `a` at each use.
+const HELD_SLOTS: usize = 1;
+
 /// The GATv2 score with negative slope `slope` and attention vector `a`.
 #[derive(Clone, Copy)]
 pub struct GatV2Score<V, const SLOTS: usize> {
@@ -28,13 +33,17 @@ pub struct GatV2Score<V, const SLOTS: usize> {
     /// `[H, F]` the attention vector.
     pub a: GSlice<f32>,
     /// Where the lane's vectors of `a` for the bound slots sit in `a` ([`Score::bind`];
-    /// `INACTIVE` for an inactive slot, and before). The passes read `a` at each use (an L1 hit)
-    /// rather than hold it: held, its `SLOTS` vectors spilled the widest forward and row pass.
+    /// `INACTIVE` for an inactive slot, and before). Where [`GatV2Score::holds`], the query holds
+    /// them; else the passes read `a` at each use (an L1 hit): held, its `SLOTS` vectors spilled
+    /// the widest forward and row pass, and at one slot the row pass spilled more and ran
+    /// slower (docs/results.md, thirty-seventh session).
     pub a_at: [u32; SLOTS],
     /// `[N_dst, H, F]` where whole rows write their term of `d a` (row pass only; else empty).
     pub d_a: GSliceMut<f32>,
     /// `[U, H, F]` where chunks of split rows write theirs (row pass only; else empty).
     pub partial_d_a: GSliceMut<f32>,
+    /// Whether the query holds the lane's vectors of `a` ([`GatV2Score::holding`]).
+    pub holds: bool,
     /// The load width.
     pub _vector: PhantomData<V>,
 }
@@ -49,8 +58,16 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
             a_at: [INACTIVE; SLOTS],
             d_a: GSliceMut::empty(),
             partial_d_a: GSliceMut::empty(),
+            holds: false,
             _vector: PhantomData,
         }
+    }
+
+    /// [`GatV2Score::new`] whose query holds the lane's vectors of `a` up to [`HELD_SLOTS`]
+    /// slots: the forward's (one query per row and head pass, many scored edges).
+    #[inline(always)]
+    pub fn holding(slope: f32, a: GSlice<f32>) -> Self {
+        Self { holds: SLOTS <= HELD_SLOTS, ..Self::new(slope, a) }
     }
 
     /// `LeakyReLU(z)` element-wise.
@@ -79,7 +96,8 @@ impl<V: Vector, const SLOTS: usize> GatV2Score<V, SLOTS> {
 impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
     type Row = V;
     type Key = V;
-    type Query = [V; SLOTS];
+    /// `xr`, and the lane's vectors of `a` where held ([`GatV2Score::holds`]; zeros where not).
+    type Query = ([V; SLOTS], [V; SLOTS]);
 
     #[inline(always)]
     fn bind(&self, lanes: &Lanes<V>, slots: &[Slot; SLOTS]) -> Self {
@@ -90,15 +108,16 @@ impl<V: Vector, const SLOTS: usize> Score<V, SLOTS> for GatV2Score<V, SLOTS> {
     }
 
     #[inline(always)]
-    fn query(&self, xr: &[V; SLOTS]) -> [V; SLOTS] {
-        *xr
+    fn query(&self, xr: &[V; SLOTS]) -> Self::Query {
+        (*xr, core::array::from_fn(|s| if self.holds { self.a_slot(s) } else { V::zero() }))
     }
 
     #[inline(always)]
-    fn score(&self, map: &LaneMap, xr: &[V; SLOTS], xl: &[V; SLOTS], _value: &[V; SLOTS]) -> [f32; SLOTS] {
+    fn score(&self, map: &LaneMap, (xr, a): &Self::Query, xl: &[V; SLOTS], _value: &[V; SLOTS]) -> [f32; SLOTS] {
         let mut partial = [0.0f32; SLOTS];
         unroll!(SLOTS, |s| {
-            partial[s] = self.a_slot(s).dot(self.leaky(xr[s].add(xl[s])));
+            let a = if self.holds { a[s] } else { self.a_slot(s) };
+            partial[s] = a.dot(self.leaky(xr[s].add(xl[s])));
         });
         head_sum(map, &mut partial);
         core::array::from_fn(|s| partial[s] * math::LOG2_E)
